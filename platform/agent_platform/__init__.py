@@ -1,0 +1,37 @@
+"""Agent Platform: conversational AI agents behind one REST API."""
+
+import logging
+
+from flask import Flask
+
+from .config import load_config
+from .db import database, init_database
+
+__version__ = "0.1.0"
+
+
+def create_app(config=None, config_path=None):
+    """Build the WSGI app. `config` (a dict) overrides every other source."""
+    from .api import init_api, openapi_settings
+    from .api.ratelimit import SlidingWindowLimiter
+
+    app = Flask(__name__)
+    app.config.update(load_config(config_path, overrides=config))
+    app.config.update(openapi_settings(__version__))
+    # Werkzeug enforces this while the body is read (chunked bodies included).
+    app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
+    app.json.sort_keys = False
+    logging.basicConfig(level=app.config["LOG_LEVEL"])
+    init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
+    app.extensions["rate_limiter"] = SlidingWindowLimiter(
+        app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
+    )
+    app.teardown_request(_close_database)
+    init_api(app)
+    return app
+
+
+def _close_database(exc):
+    # peewee opens the connection lazily on the first query of a request.
+    if not database.is_closed():
+        database.close()

@@ -1,0 +1,54 @@
+"""HTTP layer: one flask-smorest Blueprint per resource, one error renderer."""
+
+from flask_smorest import Api as SmorestApi
+from werkzeug.exceptions import HTTPException
+
+from ..errors import ApiError
+from . import custom_fields, docs, errors, pipeline, system
+from .schemas.common import ErrorSchema
+
+# Each resource's blueprint; all are served under /v1.
+V1_BLUEPRINTS = [system.blp, custom_fields.blp]
+# Blueprints served at the root without /v1 (the spec's variant address form).
+ROOT_BLUEPRINTS = []
+
+
+class Api(SmorestApi):
+    ERROR_SCHEMA = ErrorSchema
+
+    def handle_http_exception(self, error):
+        return errors.handle_http_exception(error)
+
+
+def openapi_settings(version):
+    return {
+        "API_TITLE": "Agent Platform API",
+        "API_VERSION": version,
+        "OPENAPI_VERSION": "3.0.3",
+        "OPENAPI_URL_PREFIX": "/",
+        "OPENAPI_JSON_PATH": "openapi.json",
+        "OPENAPI_SWAGGER_UI_PATH": "docs",
+        "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
+        "API_SPEC_OPTIONS": {
+            "components": {
+                "securitySchemes": {
+                    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+                    "BearerAuth": {"type": "http", "scheme": "bearer"},
+                }
+            },
+        },
+    }
+
+
+def init_api(app):
+    api = Api(app)
+    for blueprint in V1_BLUEPRINTS:
+        api.register_blueprint(blueprint, url_prefix="/v1" + blueprint.url_prefix)
+    for blueprint in ROOT_BLUEPRINTS:
+        api.register_blueprint(blueprint)
+    app.register_blueprint(docs.blp)
+    app.register_error_handler(ApiError, errors.handle_api_error)
+    app.register_error_handler(HTTPException, errors.handle_http_exception)
+    app.register_error_handler(Exception, errors.handle_unexpected)
+    pipeline.install(app)
+    return api

@@ -1,0 +1,93 @@
+"""The Blueprint every resource uses: scopes, error docs, the data envelope."""
+
+import http
+from copy import deepcopy
+from functools import cache
+
+import marshmallow as ma
+from marshmallow import fields
+
+from flask_smorest import Blueprint
+from webargs.flaskparser import FlaskParser
+
+from ..scopes import SCOPES
+from .schemas.common import Bare, BareSchema
+
+# Errors any authenticated operation can answer, documented on every one.
+AUTH_ERRORS = (401, 403, 413, 429, 500)
+# The "scope" of operations any valid key may call (GET /v1/me).
+ANY_SCOPE = "*"
+
+
+class ApiParser(FlaskParser):
+    DEFAULT_VALIDATION_STATUS = 400
+
+    def __init__(self):
+        # unknown=None lets each schema decide (marshmallow's default is RAISE),
+        # so a misspelt query parameter or body field is an error, not ignored.
+        super().__init__(unknown=None)
+
+
+class ApiBlueprint(Blueprint):
+    ARGUMENTS_PARSER = ApiParser()
+
+    def scope(self, name):
+        """Declare the scope an operation needs; the request pipeline enforces it."""
+        if name not in SCOPES and name != ANY_SCOPE:
+            raise ValueError(f"unknown scope {name}")
+        needs = "any valid API key" if name == ANY_SCOPE else f"scope `{name}`"
+        granted = [] if name == ANY_SCOPE else [name]
+
+        def decorator(func):
+            func = self.errors(*AUTH_ERRORS)(func)
+            func._required_scope = name
+            _add_doc(
+                func,
+                security=[{"ApiKeyHeader": granted}, {"BearerAuth": granted}],
+                description=f"Requires {needs}.",
+            )
+            func._apidoc["manual_doc"]["x-required-scope"] = name
+            return func
+
+        return decorator
+
+    def public(self, func):
+        """Mark an operation that needs no API key (health, inbound callbacks)."""
+        func._public = True
+        _add_doc(func, security=[])
+        return func
+
+    def errors(self, *statuses):
+        """Document error responses, in the shared error body."""
+
+        def decorator(func):
+            for status in statuses:
+                func = self.alt_response(status, response=http.HTTPStatus(status).name)(func)
+            return func
+
+        return decorator
+
+    @staticmethod
+    def _prepare_response_content(data):
+        if isinstance(data, Bare):
+            return data
+        return {"data": data}
+
+    @staticmethod
+    def _make_doc_response_schema(schema):
+        if schema is None or isinstance(schema, BareSchema):
+            return schema
+        return _data_envelope(type(schema), schema.many)
+
+
+@cache
+def _data_envelope(schema_class, many):
+    """The documented {"data": ...} wrapper of a schema (the body views send)."""
+    name = "Data" + schema_class.__name__ + ("List" if many else "")
+    return type(name, (ma.Schema,), {"data": fields.Nested(schema_class, many=many)})
+
+
+def _add_doc(func, **doc):
+    func._apidoc = deepcopy(getattr(func, "_apidoc", {}))
+    manual = func._apidoc.setdefault("manual_doc", {})
+    manual.update(doc)

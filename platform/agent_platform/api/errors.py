@@ -1,0 +1,99 @@
+"""The one error renderer: every failure leaves as {"error": {code, message, status}}."""
+
+import logging
+
+from flask import g, jsonify, request
+from werkzeug.exceptions import HTTPException
+
+from ..errors import ApiError
+
+log = logging.getLogger("agent_platform.api")
+
+REQUIRED_MESSAGE = "Missing data for required field."
+
+
+def error_response(code, message, status, headers=None):
+    response = jsonify({"error": {"code": code, "message": message, "status": status}})
+    response.status_code = status
+    response.headers.update(headers or {})
+    return response
+
+
+def handle_api_error(error):
+    return error_response(error.code, error.message, error.status, error.headers)
+
+
+def handle_http_exception(error):
+    """Werkzeug's and webargs' HTTP errors, in our shape."""
+    messages = (getattr(error, "data", None) or {}).get("messages")
+    if messages is not None:
+        return _validation_response(messages)
+    if error.code == 404:
+        message = f"No such endpoint: {request.method} {request.path}"
+        return error_response("NOT_FOUND", message, 404)
+    if error.code == 405:
+        allowed = ", ".join(error.valid_methods or [])
+        message = f"Method {request.method} is not allowed on {request.path}; allowed: {allowed}"
+        return error_response("METHOD_NOT_ALLOWED", message, 405, {"Allow": allowed})
+    if error.code == 413:
+        return _payload_too_large()
+    code = error.name.upper().replace(" ", "_").replace("'", "")
+    return error_response(code, error.description or error.name, error.code)
+
+
+def handle_unexpected(error):
+    """A bug: logged with the request id, answered without any internals."""
+    if isinstance(error, HTTPException):
+        return handle_http_exception(error)
+    log.exception("unhandled error in request %s", g.get("request_id"))
+    message = f"An unexpected error occurred. Quote request id {g.get('request_id')} when reporting it."
+    return error_response("INTERNAL_ERROR", message, 500)
+
+
+def _payload_too_large():
+    from flask import current_app
+
+    limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
+    return error_response(
+        "PAYLOAD_TOO_LARGE", f"The request body exceeds the limit of {limit} bytes.", 413
+    )
+
+
+def _validation_response(messages):
+    problems = sorted(_flatten(messages))
+    missing = [field for field, problem in problems if problem == REQUIRED_MESSAGE]
+    if missing:
+        fields = ", ".join(missing)
+        return error_response("MISSING_REQUIRED_FIELD", f"Missing required field: {fields}", 400)
+    text = "; ".join(f"{field}: {problem}" for field, problem in problems)
+    return error_response("VALIDATION_ERROR", text, 400)
+
+
+def _flatten(messages, path=()):
+    """Yield (dotted field path, problem) from webargs' nested error dict.
+
+    The outer level is the location (json, query, ...), which is dropped;
+    marshmallow's "_schema" (whole-body errors) is shown as "body".
+    """
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            if not path and key in ("json", "query", "form", "files", "headers", "view_args", "json_or_form", "querystring"):
+                yield from _flatten(value, ("body",) if key in ("json", "form", "json_or_form") else ())
+                continue
+            if key == "_schema":
+                yield from _flatten(value, path)
+                continue
+            yield from _flatten(value, _extend(path, str(key)))
+    elif isinstance(messages, list):
+        for item in messages:
+            if isinstance(item, dict | list):
+                yield from _flatten(item, path)
+            else:
+                yield (".".join(path) or "body", str(item))
+    else:
+        yield (".".join(path) or "body", str(messages))
+
+
+def _extend(path, key):
+    # "body" only names whole-body problems; fields are named on their own.
+    return (key,) if path == ("body",) else path + (key,)

@@ -1,0 +1,106 @@
+"""Query parameters and response body shared by every listing.
+
+Both pagination variants of the spec are served at once: `limit` or its
+alias `per_page` in the query, and `pagination` plus `meta` in the body.
+"""
+
+from functools import cache
+
+import marshmallow as ma
+from marshmallow import fields, post_load, validate, validates_schema
+
+from ..models.pagination import PageRequest
+from .schemas.common import BareSchema
+
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+
+
+class ListQuery(ma.Schema):
+    """Subclass per listing: set SORT_FIELDS (first is the default) and add filters.
+
+    The loaded dict holds the filters plus `paging`, a PageRequest.
+    """
+
+    SORT_FIELDS = ("created_at",)
+    DEFAULT_ORDER = "desc"
+
+    page = fields.Integer(
+        load_default=1, validate=validate.Range(min=1), metadata={"description": "Page number, from 1"}
+    )
+    limit = fields.Integer(
+        validate=validate.Range(min=1, max=MAX_LIMIT),
+        metadata={"description": f"Items per page, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})"},
+    )
+    per_page = fields.Integer(
+        validate=validate.Range(min=1, max=MAX_LIMIT), metadata={"description": "Alias of limit"}
+    )
+    order = fields.String(
+        validate=validate.OneOf(("asc", "desc")), metadata={"description": "asc or desc"}
+    )
+    sort = fields.String(metadata={"description": "Field to sort by"})
+
+    @validates_schema
+    def check_sort_and_alias(self, data, **kwargs):
+        if "sort" in data and data["sort"] not in self.SORT_FIELDS:
+            allowed = ", ".join(self.SORT_FIELDS)
+            raise ma.ValidationError(f"Must be one of: {allowed}.", "sort")
+        if "limit" in data and "per_page" in data and data["limit"] != data["per_page"]:
+            raise ma.ValidationError("Give limit or per_page, not two different values.", "per_page")
+
+    @post_load
+    def make_page_request(self, data, **kwargs):
+        limit = data.pop("limit", None) or data.pop("per_page", None) or DEFAULT_LIMIT
+        data.pop("per_page", None)
+        data["paging"] = PageRequest(
+            page=data.pop("page"),
+            limit=limit,
+            order=data.pop("order", self.DEFAULT_ORDER),
+            sort=data.pop("sort", self.SORT_FIELDS[0]),
+        )
+        return data
+
+
+class PaginationSchema(ma.Schema):
+    page = fields.Integer()
+    limit = fields.Integer()
+    total = fields.Integer()
+    total_pages = fields.Integer()
+
+
+class MetaSchema(ma.Schema):
+    page = fields.Integer()
+    per_page = fields.Integer()
+    total = fields.Integer()
+    total_pages = fields.Integer()
+
+
+def _numbers(page, limit_name):
+    return {
+        "page": page.request.page,
+        limit_name: page.request.limit,
+        "total": page.total,
+        "total_pages": page.total_pages,
+    }
+
+
+class PageBodySchema(BareSchema):
+    """Dumps a models.pagination.Page; subclasses add `data`."""
+
+    pagination = fields.Nested(PaginationSchema)
+    meta = fields.Nested(MetaSchema)
+
+    def get_attribute(self, obj, attr, default):
+        if attr == "pagination":
+            return _numbers(obj, "limit")
+        if attr == "meta":
+            return _numbers(obj, "per_page")
+        return super().get_attribute(obj, attr, default)
+
+
+@cache
+def paginated(item_schema):
+    """The list body for `item_schema` (a class): data, pagination and meta."""
+    name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
+    data = fields.List(fields.Nested(item_schema), attribute="items")
+    return type(name, (PageBodySchema,), {"data": data})

@@ -1,0 +1,118 @@
+"""What every request passes before its view: request id, body size, key,
+rate limit, scope, workspace. Views only ever see an authorised caller."""
+
+import re
+import uuid
+
+from flask import current_app, g, request
+
+from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized
+from ..services import keys
+from .blueprint import ANY_SCOPE
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# flask-smorest's docs blueprint and Flask's static files need no key.
+_PUBLIC_BLUEPRINTS = {"api-docs", "docs-assets"}
+WORKSPACE_VIEW_ARGS = ("workspace_id", "workspaceId")
+
+
+def install(app):
+    app.before_request(assign_request_id)
+    app.before_request(check_body_size)
+    app.before_request(authorize)
+    app.after_request(add_headers)
+
+
+def assign_request_id():
+    incoming = request.headers.get("X-Request-ID", "")
+    g.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+
+
+def check_body_size():
+    limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+
+
+def view_method(endpoint=None, method=None):
+    """The function that will handle the request (a MethodView's method)."""
+    view = current_app.view_functions.get(endpoint or request.endpoint)
+    view_class = getattr(view, "view_class", None)
+    if view_class is None:
+        return view
+    return getattr(view_class, (method or request.method).lower(), None)
+
+
+def is_public(endpoint, method):
+    if endpoint is None or endpoint.split(".")[0] in _PUBLIC_BLUEPRINTS or endpoint == "static":
+        return True
+    handler = view_method(endpoint, method)
+    return handler is None or getattr(handler, "_public", False)
+
+
+def authorize():
+    if request.routing_exception is not None or is_public(request.endpoint, request.method):
+        return
+    api_key = keys.authenticate(_presented_key())
+    g.api_key = api_key
+    g.workspace_id = api_key.workspace_id
+    _rate_limit(api_key)
+    _check_scope(api_key, getattr(view_method(), "_required_scope", None))
+    _check_workspace(api_key)
+
+
+def _presented_key():
+    """The key from x-api-key or Authorization: Bearer (never the query string)."""
+    key = request.headers.get("x-api-key", "").strip()
+    if not key:
+        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "bearer":
+            key = token.strip()
+    if not key:
+        raise Unauthorized(
+            "No API key: send it in the x-api-key header or as Authorization: Bearer <key>.",
+            code="MISSING_API_KEY",
+        )
+    return key
+
+
+def _rate_limit(api_key):
+    decision = current_app.extensions["rate_limiter"].hit(api_key.id)
+    g.rate_limit = decision
+    if not decision.allowed:
+        raise RateLimited(
+            f"Rate limit of {decision.limit} requests per "
+            f"{current_app.config['RATE_LIMIT_WINDOW_SECONDS']} seconds exceeded; "
+            f"retry in {decision.retry_after} seconds.",
+            headers={"Retry-After": str(decision.retry_after)},
+        )
+
+
+def _check_scope(api_key, scope):
+    if scope is None:
+        # Every authenticated operation declares a scope (a test walks the
+        # routes); failing closed keeps a forgotten declaration harmless.
+        raise Forbidden("This operation declares no scope.", code="INSUFFICIENT_SCOPE")
+    if scope != ANY_SCOPE and scope not in api_key.scopes:
+        raise Forbidden(f"This API key lacks the scope {scope}.", code="INSUFFICIENT_SCOPE")
+
+
+def _check_workspace(api_key):
+    for name in WORKSPACE_VIEW_ARGS:
+        named = (request.view_args or {}).get(name)
+        if named is not None and named != api_key.workspace_id:
+            raise Forbidden(
+                f"This API key has no access to workspace {named}.",
+                code="WORKSPACE_ACCESS_DENIED",
+            )
+
+
+def add_headers(response):
+    response.headers["X-Request-ID"] = g.get("request_id", "")
+    decision = g.get("rate_limit")
+    if decision is not None:
+        response.headers["X-RateLimit-Limit"] = str(decision.limit)
+        response.headers["X-RateLimit-Remaining"] = str(decision.remaining)
+        response.headers["X-RateLimit-Reset"] = str(decision.reset_at)
+    return response
+

@@ -1,0 +1,59 @@
+"""Exact sliding-window rate limiting, in memory.
+
+Each key keeps the timestamps of its requests inside the window (at most
+`limit` of them), so the count is exact rather than an approximation over
+fixed windows. Keys are kept in least-recently-used order and a key whose
+newest request has left the window is dropped, so memory is bounded by the
+keys active in the last window.
+"""
+
+import math
+import threading
+import time
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_at: int  # Unix seconds when the oldest counted request leaves the window
+    retry_after: int  # seconds to wait; 0 when allowed
+
+
+class SlidingWindowLimiter:
+    def __init__(self, limit, window_seconds, clock=time.time):
+        self.limit = limit
+        self.window = window_seconds
+        self.clock = clock
+        self._hits = OrderedDict()
+        self._lock = threading.Lock()
+
+    def hit(self, key):
+        """Count one request for `key` if the window has room."""
+        now = self.clock()
+        with self._lock:
+            self._evict_idle(now)
+            hits = self._hits.setdefault(key, deque())
+            self._hits.move_to_end(key)
+            while hits and hits[0] <= now - self.window:
+                hits.popleft()
+            allowed = len(hits) < self.limit
+            if allowed:
+                hits.append(now)
+            oldest = hits[0]
+            reset_at = math.ceil(oldest + self.window)
+            retry_after = 0 if allowed else max(1, math.ceil(oldest + self.window - now))
+            return Decision(allowed, self.limit, self.limit - len(hits), reset_at, retry_after)
+
+    def _evict_idle(self, now):
+        while self._hits:
+            key, hits = next(iter(self._hits.items()))
+            if hits and hits[-1] > now - self.window:
+                break
+            del self._hits[key]
+
+    def __len__(self):
+        return len(self._hits)

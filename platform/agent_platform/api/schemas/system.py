@@ -1,0 +1,21 @@
+import marshmallow as ma
+from marshmallow import fields
+
+from .common import BareSchema
+
+
+class HealthSchema(BareSchema):
+    status = fields.String(metadata={"enum": ["ok", "maintenance", "degraded"]})
+    timestamp = fields.String(metadata={"description": "ISO 8601 time of the check"})
+
+
+class KeyInfoSchema(ma.Schema):
+    key_name = fields.String()
+    company_id = fields.String()
+    workspace_id = fields.String()
+    scopes = fields.List(fields.String())
+    permissions = fields.Dict(
+        keys=fields.String(),
+        values=fields.List(fields.String()),
+        metadata={"description": "Allowed actions per resource, e.g. {\"agents\": [\"read\"]}"},
+    )

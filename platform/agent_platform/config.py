@@ -1,0 +1,116 @@
+"""Configuration: defaults < TOML file < AGENT_PLATFORM_* environment < dict.
+
+TOML sections are flattened to upper-case keys: ``[database] path`` is
+``DATABASE_PATH``. Every key must be known here, so a typo fails at start
+instead of being silently ignored.
+"""
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+ENV_PREFIX = "AGENT_PLATFORM_"
+CONFIG_FILE_ENV = ENV_PREFIX + "CONFIG"
+
+# Every setting with its default. A default of None means "unset / no limit";
+# such keys accept any value of the types listed in NULLABLE_TYPES.
+DEFAULTS = {
+    "SERVER_HOST": "127.0.0.1",
+    "SERVER_PORT": 8080,
+    "SERVER_THREADS": 8,
+    "SERVER_PUBLIC_URL": "http://127.0.0.1:8080",
+    "DATABASE_PATH": "data/agent_platform.db",
+    "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
+    "RATE_LIMIT_REQUESTS": 100,
+    "RATE_LIMIT_WINDOW_SECONDS": 60,
+    "LIMITS_MAX_BODY_BYTES": 5 * 1024 * 1024,
+    "MAINTENANCE": False,
+    "LOG_LEVEL": "INFO",
+}
+
+# Keys whose default is None, with the types a value may have.
+NULLABLE_TYPES = {}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; the message names the key at fault."""
+
+
+def load_config(path=None, overrides=None, environ=None):
+    """Build the effective configuration dict from every source, in order."""
+    environ = os.environ if environ is None else environ
+    config = dict(DEFAULTS)
+    path = path or environ.get(CONFIG_FILE_ENV)
+    if path:
+        config.update(_checked(_read_toml(path), f"config file {path}"))
+    config.update(_checked(_read_environ(environ), "environment"))
+    config.update(_checked(dict(overrides or {}), "settings"))
+    return config
+
+
+def _read_toml(path):
+    try:
+        with open(path, "rb") as handle:
+            document = tomllib.load(handle)
+    except FileNotFoundError as error:
+        raise ConfigError(f"config file not found: {path}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"config file {path} is not valid TOML: {error}") from error
+    return flatten(document)
+
+
+def flatten(document, prefix=""):
+    """Turn nested TOML tables into upper-case keys joined by underscores."""
+    flat = {}
+    for name, value in document.items():
+        key = f"{prefix}{name}".upper()
+        if isinstance(value, dict):
+            flat.update(flatten(value, key + "_"))
+        else:
+            flat[key] = value
+    return flat
+
+
+def _read_environ(environ):
+    values = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == CONFIG_FILE_ENV:
+            continue
+        try:
+            values[name[len(ENV_PREFIX) :]] = json.loads(raw)
+        except ValueError:
+            values[name[len(ENV_PREFIX) :]] = raw
+    return values
+
+
+def _checked(values, source):
+    for key, value in values.items():
+        if key not in DEFAULTS:
+            raise ConfigError(f"unknown configuration key {key} (from {source})")
+        expected = _expected_types(key)
+        if not _has_type(value, expected):
+            names = " or ".join(kind.__name__ for kind in expected)
+            raise ConfigError(f"configuration key {key} must be {names} (from {source})")
+    return values
+
+
+def _expected_types(key):
+    default = DEFAULTS[key]
+    if default is None:
+        return NULLABLE_TYPES.get(key, (str,)) + (type(None),)
+    if isinstance(default, float):
+        return (float, int)
+    return (type(default),)
+
+
+def _has_type(value, expected):
+    # bool is an int subclass in Python; a boolean is never a number setting.
+    if isinstance(value, bool) and bool not in expected:
+        return False
+    return isinstance(value, expected)
+
+
+def resolve_path(path):
+    """Relative paths are taken from the working directory the service runs in."""
+    return Path(path).expanduser().resolve()

@@ -1,0 +1,23 @@
+"""Events: raised with `emit`, stored in the outbox, delivered by a job."""
+
+from ..db import database
+from ..models import Event
+from ..models.base import utcnow
+from .catalog import EVENTS
+
+
+class UnknownEvent(ValueError):
+    """A programming error: every event must be in the catalog."""
+
+
+def emit(workspace_id, name, data, now=None):
+    """Record event `name` for the workspace in the caller's transaction.
+
+    Call it inside the transaction of the change that caused it: if that
+    transaction rolls back, the event never existed.
+    """
+    if name not in EVENTS:
+        raise UnknownEvent(f"{name} is not in the event catalog")
+    if not database.in_transaction():
+        raise RuntimeError("emit() must run inside the transaction of its change")
+    return Event.create(workspace=workspace_id, name=name, data=data, created_at=now or utcnow())

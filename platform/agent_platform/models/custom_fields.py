@@ -1,0 +1,45 @@
+"""Custom fields: the workspace's own extra attributes for contacts."""
+
+from peewee import BooleanField, CharField, ForeignKeyField, IntegerField
+
+from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .tenancy import Workspace
+
+
+class CustomField(TimestampedModel, WorkspaceScoped):
+    workspace = ForeignKeyField(Workspace, backref="custom_fields", on_delete="CASCADE")
+    name = CharField(max_length=100)
+    field_type = CharField(max_length=20)
+    options = JSONField(default=list)
+    is_required = BooleanField(default=False)
+    display_order = IntegerField(default=0)
+    is_archived = BooleanField(default=False)
+
+    class Meta:
+        indexes = ((("workspace", "is_archived", "display_order"), False),)
+
+    @property
+    def company_id(self):
+        return self.workspace.company_id
+
+    @classmethod
+    def in_workspace(cls, workspace_id):
+        # company_id is rendered from the workspace: fetch it in the same query.
+        return cls.select(cls, Workspace).join(Workspace).where(cls.workspace == workspace_id)
+
+    @classmethod
+    def listed(cls, workspace_id, include_archived):
+        query = cls.in_workspace(workspace_id)
+        if not include_archived:
+            query = query.where(cls.is_archived == False)  # noqa: E712
+        return query
+
+    @classmethod
+    def active_named(cls, workspace_id, name, excluding_id=None):
+        """The non-archived field called `name` (case-insensitive), if any."""
+        query = cls.listed(workspace_id, include_archived=False).where(
+            cls.name.collate("NOCASE") == name
+        )
+        if excluding_id:
+            query = query.where(cls.id != excluding_id)
+        return query.first()

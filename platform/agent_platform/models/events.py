@@ -1,0 +1,19 @@
+"""The events outbox: one row per event, written in the transaction of the
+change that raised it, so an event exists exactly when its change does."""
+
+from peewee import CharField, DateTimeField, ForeignKeyField
+
+from .base import BaseModel, JSONField, utcnow
+from .tenancy import Workspace
+
+
+class Event(BaseModel):
+    """`id` is the event_id clients use to ignore repeated deliveries."""
+
+    workspace = ForeignKeyField(Workspace, backref="events", on_delete="CASCADE")
+    name = CharField(max_length=64)
+    data = JSONField()
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("workspace", "created_at"), False),)

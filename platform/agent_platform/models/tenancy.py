@@ -1,0 +1,67 @@
+"""Companies, their workspaces, and the API keys that act in one workspace."""
+
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
+
+from .base import BaseModel, JSONField, TimestampedModel, utcnow
+
+
+class Company(TimestampedModel):
+    name = CharField(max_length=200)
+
+
+class Workspace(TimestampedModel):
+    company = ForeignKeyField(Company, backref="workspaces", on_delete="CASCADE")
+    name = CharField(max_length=200)
+
+
+class ApiKey(TimestampedModel):
+    """A key is shown once; only the SHA-256 of the whole key is stored.
+
+    `lookup_id` is the random public part embedded in the key, so a request
+    finds its row by an indexed equality and then compares the hash in
+    constant time.
+    """
+
+    workspace = ForeignKeyField(Workspace, backref="api_keys", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    lookup_id = CharField(max_length=32, unique=True)
+    key_hash = CharField(max_length=64)
+    scopes = JSONField()
+    last_used_at = DateTimeField(null=True)
+    revoked_at = DateTimeField(null=True)
+
+    @classmethod
+    def by_lookup_id(cls, lookup_id):
+        return cls.get_or_none(cls.lookup_id == lookup_id)
+
+    @property
+    def is_revoked(self):
+        return self.revoked_at is not None
+
+    def revoke(self, now=None):
+        self.revoked_at = now or utcnow()
+        self.save()
+
+    def touch(self, now):
+        """Record use without rewriting updated_at (that tracks edits)."""
+        ApiKey.update(last_used_at=now).where(ApiKey.id == self.id).execute()
+        self.last_used_at = now
+
+
+class RuntimeFlag(BaseModel):
+    """On/off switches changed while the service runs (maintenance mode),
+    shared by every process through the database."""
+
+    id = CharField(primary_key=True, max_length=100)
+    is_enabled = BooleanField(default=False)
+
+    @classmethod
+    def is_on(cls, name):
+        row = cls.get_or_none(cls.id == name)
+        return bool(row and row.is_enabled)
+
+    @classmethod
+    def set(cls, name, enabled):
+        cls.insert(id=name, is_enabled=enabled).on_conflict(
+            conflict_target=[cls.id], preserve=[cls.is_enabled]
+        ).execute()

@@ -1,0 +1,56 @@
+"""Background jobs: APScheduler in the serving process, or alone (`worker`).
+
+Jobs claim their work with leases in the database, so any number of
+processes may run them. Each job runs inside an app context with its own
+database connection, closed when the job ends.
+"""
+
+import logging
+
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from .db import database
+
+log = logging.getLogger("agent_platform.scheduler")
+
+# (function, config key holding its interval in seconds); modules add theirs.
+JOBS = []
+
+
+def job(interval_setting):
+    """Register `func(now=None)` to run every `interval_setting` seconds."""
+
+    def decorator(func):
+        JOBS.append((func, interval_setting))
+        return func
+
+    return decorator
+
+
+def build_scheduler(app):
+    scheduler = BackgroundScheduler(timezone="UTC")
+    for func, interval_setting in JOBS:
+        scheduler.add_job(
+            _in_app_context(app, func),
+            "interval",
+            seconds=app.config[interval_setting],
+            id=f"{func.__module__}.{func.__name__}",
+            max_instances=1,
+            coalesce=True,
+        )
+    return scheduler
+
+
+def _in_app_context(app, func):
+    def run():
+        with app.app_context():
+            try:
+                func()
+            except Exception:
+                log.exception("job %s failed", func.__name__)
+            finally:
+                if not database.is_closed():
+                    database.close()
+
+    run.__name__ = func.__name__
+    return run

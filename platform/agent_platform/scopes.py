@@ -1,0 +1,50 @@
+"""Every API key scope, with what it grants (both listings of the spec)."""
+
+SCOPES = {
+    "agents:read": "Read agents, settings, webhooks, credits, history",
+    "agents:write": "Create, update, activate/deactivate agents",
+    "agents:delete": "Delete agents",
+    "trainings:read": "Read agent trainings",
+    "trainings:write": "Create, update, delete trainings",
+    "channels:read": "Read channels, settings, QR code, widget",
+    "channels:write": "Create, update, delete channels",
+    "contacts:read": "Read contacts",
+    "contacts:write": "Create, update, delete contacts",
+    "conversations:read": "Read conversations",
+    "messages:read": "Read conversation messages",
+    "messages:write": "Send messages in conversations",
+    "messages:delete": "Delete messages",
+    "chats:write": "Chat operations, message editing, human handoff",
+    "custom-fields:read": "Read custom fields",
+    "custom-fields:write": "Create, update, archive custom fields",
+    "mcp:read": "Read MCP servers and tools",
+    "mcp:write": "Manage MCP servers and tools",
+    "webhooks:read": "Read webhooks and delivery history",
+    "webhooks:write": "Create, update, test webhooks",
+    "webhooks:delete": "Delete webhooks",
+    "leads:read": "Read leads",
+    "leads:write": "Create, update, delete leads",
+    "pipeline:read": "Read opportunities and pipeline columns",
+    "pipeline:write": "Create, update, delete opportunities",
+    "interactions:read": "Read interactions and messages",
+    "interactions:write": "Close interactions",
+    "intentions:read": "Read intentions",
+    "intentions:write": "Create, update, delete intentions",
+    "idle-actions:read": "Read idle actions",
+    "idle-actions:write": "Create, update, delete idle actions",
+    "transfer-rules:read": "Read transfer rules",
+    "transfer-rules:write": "Create, update, delete transfer rules",
+}
+
+
+def permissions(scopes):
+    """Map each resource to the actions the scopes allow: {"agents": ["read"]}."""
+    allowed = {}
+    for scope in sorted(scopes):
+        resource, action = scope.split(":")
+        allowed.setdefault(resource, []).append(action)
+    return allowed
+
+
+def unknown_scopes(scopes):
+    return sorted(set(scopes) - set(SCOPES))

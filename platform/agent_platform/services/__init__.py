@@ -1,0 +1,1 @@
+"""Domain decisions: validation beyond shape, state changes, events."""

@@ -1,0 +1,113 @@
+"""API keys: creation (shown once), authentication, revocation, and the
+tenancy records (companies, workspaces) keys belong to."""
+
+import hashlib
+import hmac
+import secrets
+from datetime import timedelta
+
+from ..db import transaction
+from ..errors import NotFound, Unauthorized, ValidationError
+from ..models import ApiKey, Company, Workspace
+from ..models.base import utcnow
+from ..scopes import SCOPES, permissions, unknown_scopes
+
+KEY_PREFIX = "apk_"
+_LOOKUP_LENGTH = 12
+# last_used_at is rewritten at most this often, so reads stay reads.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
+
+
+def hash_key(raw_key):
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def create_workspace(name, company_name=None):
+    """A workspace in a new company (named after the workspace by default)."""
+    with transaction():
+        company = Company.create(name=company_name or name)
+        return Workspace.create(company=company, name=name)
+
+
+def get_workspace(workspace_id):
+    workspace = Workspace.get_or_none(Workspace.id == workspace_id)
+    if workspace is None:
+        raise NotFound(f"workspace {workspace_id} does not exist", code="WORKSPACE_NOT_FOUND")
+    return workspace
+
+
+def create_key(workspace_id, name, scopes):
+    """Create a key; returns (ApiKey, raw key). The raw key is never stored."""
+    scopes = sorted(set(scopes))
+    unknown = unknown_scopes(scopes)
+    if unknown:
+        raise ValidationError("scopes", f"unknown scopes: {', '.join(unknown)}")
+    if not scopes:
+        raise ValidationError("scopes", "at least one scope is required")
+    lookup_id = secrets.token_hex(_LOOKUP_LENGTH // 2)
+    raw_key = f"{KEY_PREFIX}{lookup_id}_{secrets.token_urlsafe(32)}"
+    key = ApiKey.create(
+        workspace=workspace_id,
+        name=name,
+        lookup_id=lookup_id,
+        key_hash=hash_key(raw_key),
+        scopes=scopes,
+    )
+    return key, raw_key
+
+
+def all_scopes():
+    return sorted(SCOPES)
+
+
+def authenticate(raw_key, now=None):
+    """The live key for `raw_key`, or raise 401 INVALID_API_KEY."""
+    key = _find(raw_key)
+    if key is None or key.is_revoked or not hmac.compare_digest(key.key_hash, hash_key(raw_key)):
+        raise Unauthorized("The API key is invalid or has been revoked.", code="INVALID_API_KEY")
+    now = now or utcnow()
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        key.touch(now)
+    return key
+
+
+def _find(raw_key):
+    if not raw_key.startswith(KEY_PREFIX):
+        return None
+    lookup_id = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _LOOKUP_LENGTH]
+    return ApiKey.by_lookup_id(lookup_id)
+
+
+def list_keys():
+    return list(ApiKey.select().order_by(ApiKey.created_at))
+
+
+def revoke_key(key_id):
+    key = ApiKey.get_or_none(ApiKey.id == key_id)
+    if key is None:
+        raise NotFound(f"API key {key_id} does not exist", code="API_KEY_NOT_FOUND")
+    if not key.is_revoked:
+        key.revoke()
+    return key
+
+
+def ensure_first_admin_key():
+    """On an empty database, create a default company, workspace and one
+    admin key with every scope; returns the raw key, or None if not empty."""
+    with transaction():
+        if Company.select().exists():
+            return None
+        workspace = create_workspace("Default workspace", "Default company")
+        _, raw_key = create_key(workspace.id, "admin", all_scopes())
+        return raw_key
+
+
+def describe_key(api_key):
+    """What GET /v1/me tells about the calling key."""
+    return {
+        "key_name": api_key.name,
+        "company_id": api_key.workspace.company_id,
+        "workspace_id": api_key.workspace_id,
+        "scopes": api_key.scopes,
+        "permissions": permissions(api_key.scopes),
+    }

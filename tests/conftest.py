@@ -1,0 +1,103 @@
+"""Fixtures: an app on a temporary database file, keys, and an API client."""
+
+import pytest
+
+from agent_platform import create_app
+from agent_platform.db import database
+from agent_platform.migrate import apply_migrations
+from agent_platform.services import keys
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """Override to change configuration for a test module."""
+    return {"DATABASE_PATH": str(tmp_path / "test.db")}
+
+
+@pytest.fixture
+def app(settings):
+    app = create_app(settings)
+    with app.app_context():
+        apply_migrations()
+        yield app
+    database.close()
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app):
+    return app.test_cli_runner()
+
+
+class Caller:
+    """A test client bound to one API key: `caller.get("/v1/me")`."""
+
+    def __init__(self, client, raw_key, workspace_id):
+        self.client = client
+        self.key = raw_key
+        self.workspace_id = workspace_id
+
+    def headers(self, extra=None):
+        return {"x-api-key": self.key, **(extra or {})}
+
+    def request(self, method, path, headers=None, **kwargs):
+        return self.client.open(path, method=method, headers=self.headers(headers), **kwargs)
+
+    def get(self, path, **kwargs):
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path, **kwargs):
+        return self.request("POST", path, **kwargs)
+
+    def put(self, path, **kwargs):
+        return self.request("PUT", path, **kwargs)
+
+    def patch(self, path, **kwargs):
+        return self.request("PATCH", path, **kwargs)
+
+    def delete(self, path, **kwargs):
+        return self.request("DELETE", path, **kwargs)
+
+
+@pytest.fixture
+def make_caller(app, client):
+    """make_caller(scopes="all", workspace_id=None) -> Caller in a (new) workspace."""
+
+    def make(scopes="all", workspace_id=None, name="test key"):
+        if workspace_id is None:
+            workspace_id = keys.create_workspace("Workspace").id
+        wanted = keys.all_scopes() if scopes == "all" else list(scopes)
+        _, raw_key = keys.create_key(workspace_id, name, wanted)
+        return Caller(client, raw_key, workspace_id)
+
+    return make
+
+
+@pytest.fixture
+def caller(make_caller):
+    """A key with every scope, in its own workspace."""
+    return make_caller()
+
+
+@pytest.fixture
+def other(make_caller):
+    """A key with every scope in a second workspace, for isolation tests."""
+    return make_caller()
+
+
+def assert_error(response, status, code, mentions=None):
+    """The response is the shared error body with this status and code."""
+    assert response.status_code == status, response.get_data(as_text=True)
+    body = response.get_json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message", "status"}
+    assert body["error"]["status"] == status
+    assert body["error"]["code"] == code
+    assert body["error"]["message"]
+    if mentions:
+        assert mentions in body["error"]["message"]
+    return body["error"]
