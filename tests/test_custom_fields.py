@@ -7,12 +7,26 @@ def create(caller, **values):
 
 
 def test_create_returns_the_spec_fields(caller):
-    response = create(caller, name="Tier", field_type="select", options=["gold", "silver"], is_required=True)
+    response = create(
+        caller,
+        name="Tier",
+        field_type="select",
+        options=["gold", "silver"],
+        is_required=True,
+    )
     assert response.status_code == 201
     field = response.get_json()["data"]
     assert set(field) == {
-        "id", "company_id", "name", "field_type", "options", "is_required",
-        "display_order", "is_archived", "created_at", "updated_at",
+        "id",
+        "company_id",
+        "name",
+        "field_type",
+        "options",
+        "is_required",
+        "display_order",
+        "is_archived",
+        "created_at",
+        "updated_at",
     }
     assert field["options"] == ["gold", "silver"]
     assert field["is_required"] is True
@@ -25,7 +39,9 @@ def test_create_returns_the_spec_fields(caller):
 
 def test_get_and_update(caller):
     field_id = create(caller).get_json()["data"]["id"]
-    response = caller.patch(f"/v1/custom-fields/{field_id}", json={"name": "Plan name", "display_order": 3})
+    response = caller.patch(
+        f"/v1/custom-fields/{field_id}", json={"name": "Plan name", "display_order": 3}
+    )
     assert response.status_code == 200
     updated = response.get_json()["data"]
     assert (updated["name"], updated["display_order"]) == ("Plan name", 3)
@@ -42,8 +58,18 @@ def test_changing_type_to_text_drops_options(caller):
 def test_select_types_need_options(caller):
     for field_type in ("select", "multiselect"):
         assert_error(create(caller, field_type=field_type), 400, "VALIDATION_ERROR", "options")
-        assert_error(create(caller, field_type=field_type, options=[]), 400, "VALIDATION_ERROR", "options")
-    assert_error(create(caller, field_type="text", options=["x"]), 400, "VALIDATION_ERROR", "options")
+        assert_error(
+            create(caller, field_type=field_type, options=[]),
+            400,
+            "VALIDATION_ERROR",
+            "options",
+        )
+    assert_error(
+        create(caller, field_type="text", options=["x"]),
+        400,
+        "VALIDATION_ERROR",
+        "options",
+    )
     assert caller.get("/v1/custom-fields").get_json()["pagination"]["total"] == 0
 
 
@@ -52,11 +78,21 @@ def test_every_field_type_is_accepted_and_others_refused(caller):
         ("text", "number", "date", "boolean", "email", "phone", "url")
     ):
         assert create(caller, name=f"f{index}", field_type=field_type).status_code == 201
-    assert_error(create(caller, name="x", field_type="colour"), 400, "VALIDATION_ERROR", "field_type")
+    assert_error(
+        create(caller, name="x", field_type="colour"),
+        400,
+        "VALIDATION_ERROR",
+        "field_type",
+    )
 
 
 def test_missing_and_unknown_fields_are_named(caller):
-    assert_error(caller.post("/v1/custom-fields", json={"field_type": "text"}), 400, "MISSING_REQUIRED_FIELD", "name")
+    assert_error(
+        caller.post("/v1/custom-fields", json={"field_type": "text"}),
+        400,
+        "MISSING_REQUIRED_FIELD",
+        "name",
+    )
     assert_error(create(caller, colour="red"), 400, "VALIDATION_ERROR", "colour")
     assert_error(create(caller, name=""), 400, "VALIDATION_ERROR", "name")
     assert_error(create(caller, is_required="maybe"), 400, "VALIDATION_ERROR", "is_required")
@@ -66,7 +102,11 @@ def test_names_are_unique_among_active_fields(caller):
     create(caller, name="Plan")
     assert_error(create(caller, name="plan"), 409, "CUSTOM_FIELD_EXISTS", "plan")
     other_id = create(caller, name="Other").get_json()["data"]["id"]
-    assert_error(caller.patch(f"/v1/custom-fields/{other_id}", json={"name": "PLAN"}), 409, "CUSTOM_FIELD_EXISTS")
+    assert_error(
+        caller.patch(f"/v1/custom-fields/{other_id}", json={"name": "PLAN"}),
+        409,
+        "CUSTOM_FIELD_EXISTS",
+    )
 
 
 def test_archive_is_idempotent_and_frees_the_name(caller):
@@ -77,7 +117,11 @@ def test_archive_is_idempotent_and_frees_the_name(caller):
     assert second.get_json()["data"] == first.get_json()["data"]
     assert create(caller, name="Plan").status_code == 201
     # Unarchiving would now clash with the new active field of the same name.
-    assert_error(caller.put(f"/v1/custom-fields/{field['id']}/unarchive"), 409, "CUSTOM_FIELD_EXISTS")
+    assert_error(
+        caller.put(f"/v1/custom-fields/{field['id']}/unarchive"),
+        409,
+        "CUSTOM_FIELD_EXISTS",
+    )
 
 
 def test_unarchive(caller):
@@ -101,14 +145,26 @@ def test_list_hides_archived_unless_asked(caller):
 def test_unknown_and_malformed_ids_are_not_found(caller):
     for field_id in ("6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88", "not-a-uuid"):
         assert_error(caller.get(f"/v1/custom-fields/{field_id}"), 404, "CUSTOM_FIELD_NOT_FOUND")
-        assert_error(caller.put(f"/v1/custom-fields/{field_id}/archive"), 404, "CUSTOM_FIELD_NOT_FOUND")
+        assert_error(
+            caller.put(f"/v1/custom-fields/{field_id}/archive"),
+            404,
+            "CUSTOM_FIELD_NOT_FOUND",
+        )
 
 
 def test_another_workspace_sees_nothing(caller, other):
     field_id = create(caller).get_json()["data"]["id"]
     assert_error(other.get(f"/v1/custom-fields/{field_id}"), 404, "CUSTOM_FIELD_NOT_FOUND")
-    assert_error(other.patch(f"/v1/custom-fields/{field_id}", json={"name": "x"}), 404, "CUSTOM_FIELD_NOT_FOUND")
-    assert_error(other.put(f"/v1/custom-fields/{field_id}/archive"), 404, "CUSTOM_FIELD_NOT_FOUND")
+    assert_error(
+        other.patch(f"/v1/custom-fields/{field_id}", json={"name": "x"}),
+        404,
+        "CUSTOM_FIELD_NOT_FOUND",
+    )
+    assert_error(
+        other.put(f"/v1/custom-fields/{field_id}/archive"),
+        404,
+        "CUSTOM_FIELD_NOT_FOUND",
+    )
     assert other.get("/v1/custom-fields").get_json()["data"] == []
     # The same name is free in the other workspace.
     assert create(other).status_code == 201

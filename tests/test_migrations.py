@@ -2,11 +2,10 @@
 
 import sqlite3
 
-from peewee import SqliteDatabase
-
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations, migration_files, statements
 from agent_platform.models import ALL_MODELS
+from peewee import SqliteDatabase
 
 
 def describe(path):
@@ -33,9 +32,14 @@ def describe(path):
             names = tuple(row[2] for row in connection.execute(f'PRAGMA index_info("{index[1]}")'))
             indexes.add((names, bool(index[2])))
         foreign_keys = {
-            (row[3], row[2], row[4], row[6]) for row in connection.execute(f'PRAGMA foreign_key_list("{table}")')
+            (row[3], row[2], row[4], row[6])
+            for row in connection.execute(f'PRAGMA foreign_key_list("{table}")')
         }
-        schema[table] = {"columns": columns, "indexes": indexes, "foreign_keys": foreign_keys}
+        schema[table] = {
+            "columns": columns,
+            "indexes": indexes,
+            "foreign_keys": foreign_keys,
+        }
     connection.close()
     return schema
 
@@ -55,7 +59,9 @@ def test_migrations_build_what_the_models_describe(app, tmp_path):
 
 def test_running_migrations_again_changes_nothing(app):
     assert apply_migrations() == []
-    applied = [row[0] for row in database.execute_sql("SELECT name FROM schema_migration ORDER BY name")]
+    applied = [
+        row[0] for row in database.execute_sql("SELECT name FROM schema_migration ORDER BY name")
+    ]
     assert applied == [path.name for path in migration_files()]
 
 

@@ -3,9 +3,8 @@
 import re
 
 import pytest
-from conftest import assert_error
-
 from agent_platform.api.pipeline import is_public, view_method
+from conftest import assert_error
 
 # Routes reachable without a key: health, the docs, and inbound network callbacks.
 PUBLIC_PATHS = re.compile(r"^(/v1/health|/openapi\.json|/docs.*|/static/.*|/inbound/.*|/media/.*)$")
@@ -53,10 +52,18 @@ def test_openapi_documents_scope_and_errors_of_every_operation(client, app):
             for status in ("401", "403", "429", "500"):
                 assert status in operation["responses"], f"{method} {path} lacks {status}"
             if "{" in path:
-                assert "404" in operation["responses"] or "403" in operation["responses"], f"{method} {path}"
+                assert "404" in operation["responses"] or "403" in operation["responses"], (
+                    f"{method} {path}"
+                )
             if "requestBody" in operation or operation.get("parameters"):
-                assert "400" in operation["responses"] or "404" in operation["responses"], f"{method} {path}"
-    routed = sum(1 for rule, _ in operations(app) if not rule.rule.startswith(("/docs", "/openapi", "/static")))
+                assert "400" in operation["responses"] or "404" in operation["responses"], (
+                    f"{method} {path}"
+                )
+    routed = sum(
+        1
+        for rule, _ in operations(app)
+        if not rule.rule.startswith(("/docs", "/openapi", "/static"))
+    )
     assert documented >= routed - 1  # everything routed is documented
 
 
@@ -93,7 +100,12 @@ def test_unknown_ids_are_404_in_the_shared_shape(app, caller):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_unknown_route_is_404(client, method):
-    assert_error(client.open("/v1/no-such-thing", method=method), 404, "NOT_FOUND", "/v1/no-such-thing")
+    assert_error(
+        client.open("/v1/no-such-thing", method=method),
+        404,
+        "NOT_FOUND",
+        "/v1/no-such-thing",
+    )
 
 
 def test_wrong_method_is_405_with_allow(client):

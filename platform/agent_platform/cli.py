@@ -130,7 +130,11 @@ def workspaces():
 def create_workspace(app, name, company_name, as_json):
     """Create a workspace (in a new company)."""
     workspace = keys.create_workspace(name, company_name)
-    payload = {"id": workspace.id, "name": workspace.name, "company_id": workspace.company_id}
+    payload = {
+        "id": workspace.id,
+        "name": workspace.name,
+        "company_id": workspace.company_id,
+    }
     emit(as_json, payload, f"Created workspace {workspace.id} ({workspace.name})")
 
 

@@ -32,7 +32,11 @@ def openapi_settings(version):
         "API_SPEC_OPTIONS": {
             "components": {
                 "securitySchemes": {
-                    "ApiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+                    "ApiKeyHeader": {
+                        "type": "apiKey",
+                        "in": "header",
+                        "name": "x-api-key",
+                    },
                     "BearerAuth": {"type": "http", "scheme": "bearer"},
                 }
             },

@@ -5,9 +5,8 @@ from copy import deepcopy
 from functools import cache
 
 import marshmallow as ma
-from marshmallow import fields
-
 from flask_smorest import Blueprint
+from marshmallow import fields
 from webargs.flaskparser import FlaskParser
 
 from ..scopes import SCOPES

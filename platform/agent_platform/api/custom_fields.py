@@ -14,7 +14,10 @@ from .schemas.custom_fields import (
 )
 
 blp = ApiBlueprint(
-    "custom-fields", __name__, url_prefix="/custom-fields", description="Custom fields of contacts."
+    "custom-fields",
+    __name__,
+    url_prefix="/custom-fields",
+    description="Custom fields of contacts.",
 )
 
 

@@ -5,8 +5,6 @@ import logging
 from flask import g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
-from ..errors import ApiError
-
 log = logging.getLogger("agent_platform.api")
 
 REQUIRED_MESSAGE = "Missing data for required field."
@@ -46,7 +44,9 @@ def handle_unexpected(error):
     if isinstance(error, HTTPException):
         return handle_http_exception(error)
     log.exception("unhandled error in request %s", g.get("request_id"))
-    message = f"An unexpected error occurred. Quote request id {g.get('request_id')} when reporting it."
+    message = (
+        f"An unexpected error occurred. Quote request id {g.get('request_id')} when reporting it."
+    )
     return error_response("INTERNAL_ERROR", message, 500)
 
 
@@ -55,7 +55,9 @@ def _payload_too_large():
 
     limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
     return error_response(
-        "PAYLOAD_TOO_LARGE", f"The request body exceeds the limit of {limit} bytes.", 413
+        "PAYLOAD_TOO_LARGE",
+        f"The request body exceeds the limit of {limit} bytes.",
+        413,
     )
 
 
@@ -77,8 +79,19 @@ def _flatten(messages, path=()):
     """
     if isinstance(messages, dict):
         for key, value in messages.items():
-            if not path and key in ("json", "query", "form", "files", "headers", "view_args", "json_or_form", "querystring"):
-                yield from _flatten(value, ("body",) if key in ("json", "form", "json_or_form") else ())
+            if not path and key in (
+                "json",
+                "query",
+                "form",
+                "files",
+                "headers",
+                "view_args",
+                "json_or_form",
+                "querystring",
+            ):
+                yield from _flatten(
+                    value, ("body",) if key in ("json", "form", "json_or_form") else ()
+                )
                 continue
             if key == "_schema":
                 yield from _flatten(value, path)

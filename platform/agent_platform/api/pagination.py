@@ -26,17 +26,21 @@ class ListQuery(ma.Schema):
     DEFAULT_ORDER = "desc"
 
     page = fields.Integer(
-        load_default=1, validate=validate.Range(min=1), metadata={"description": "Page number, from 1"}
+        load_default=1,
+        validate=validate.Range(min=1),
+        metadata={"description": "Page number, from 1"},
     )
     limit = fields.Integer(
         validate=validate.Range(min=1, max=MAX_LIMIT),
         metadata={"description": f"Items per page, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})"},
     )
     per_page = fields.Integer(
-        validate=validate.Range(min=1, max=MAX_LIMIT), metadata={"description": "Alias of limit"}
+        validate=validate.Range(min=1, max=MAX_LIMIT),
+        metadata={"description": "Alias of limit"},
     )
     order = fields.String(
-        validate=validate.OneOf(("asc", "desc")), metadata={"description": "asc or desc"}
+        validate=validate.OneOf(("asc", "desc")),
+        metadata={"description": "asc or desc"},
     )
     sort = fields.String(metadata={"description": "Field to sort by"})
 
@@ -46,7 +50,9 @@ class ListQuery(ma.Schema):
             allowed = ", ".join(self.SORT_FIELDS)
             raise ma.ValidationError(f"Must be one of: {allowed}.", "sort")
         if "limit" in data and "per_page" in data and data["limit"] != data["per_page"]:
-            raise ma.ValidationError("Give limit or per_page, not two different values.", "per_page")
+            raise ma.ValidationError(
+                "Give limit or per_page, not two different values.", "per_page"
+            )
 
     @post_load
     def make_page_request(self, data, **kwargs):

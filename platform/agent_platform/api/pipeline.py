@@ -115,4 +115,3 @@ def add_headers(response):
         response.headers["X-RateLimit-Remaining"] = str(decision.remaining)
         response.headers["X-RateLimit-Reset"] = str(decision.reset_at)
     return response
-

@@ -18,7 +18,10 @@ class Health(MethodView):
     def get(self):
         """Check that the service works (no key needed)"""
         status, timestamp = system.health(current_app.config["MAINTENANCE"])
-        return {"status": status, "timestamp": timestamp}, 200 if status == "ok" else 503
+        return {
+            "status": status,
+            "timestamp": timestamp,
+        }, 200 if status == "ok" else 503
 
 
 @blp.route("/me")

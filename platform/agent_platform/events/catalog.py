@@ -30,7 +30,13 @@ CATEGORIES = {
         "appointment.reminder_sent",
     ),
     "channels": ("channel.connected", "channel.disconnected", "channel.error"),
-    "billing": ("credit.low", "credit.depleted", "plan.changed", "trial.expiring", "trial.expired"),
+    "billing": (
+        "credit.low",
+        "credit.depleted",
+        "plan.changed",
+        "trial.expiring",
+        "trial.expired",
+    ),
 }
 
 EVENTS = {name: category for category, names in CATEGORIES.items() for name in names}

@@ -5,7 +5,17 @@ from ..errors import Conflict, NotFound, ValidationError
 from ..models import CustomField
 from ..models.pagination import paginate
 
-FIELD_TYPES = ("text", "number", "date", "boolean", "select", "multiselect", "email", "phone", "url")
+FIELD_TYPES = (
+    "text",
+    "number",
+    "date",
+    "boolean",
+    "select",
+    "multiselect",
+    "email",
+    "phone",
+    "url",
+)
 TYPES_WITH_OPTIONS = ("select", "multiselect")
 
 
@@ -33,7 +43,11 @@ def update_field(workspace_id, field_id, changes):
         field = get_field(workspace_id, field_id)
         field_type = changes.get("field_type", field.field_type)
         options = changes["options"] if "options" in changes else field.options
-        if "field_type" in changes and field_type not in TYPES_WITH_OPTIONS and "options" not in changes:
+        if (
+            "field_type" in changes
+            and field_type not in TYPES_WITH_OPTIONS
+            and "options" not in changes
+        ):
             options = []
         _check_options(field_type, options)
         if "name" in changes and not field.is_archived:

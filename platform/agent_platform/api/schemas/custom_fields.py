@@ -6,7 +6,6 @@ from ..pagination import ListQuery
 from .common import UtcDateTime
 
 
-
 class CustomFieldSchema(ma.Schema):
     id = fields.String()
     company_id = fields.String()

@@ -17,5 +17,5 @@ class KeyInfoSchema(ma.Schema):
     permissions = fields.Dict(
         keys=fields.String(),
         values=fields.List(fields.String()),
-        metadata={"description": "Allowed actions per resource, e.g. {\"agents\": [\"read\"]}"},
+        metadata={"description": 'Allowed actions per resource, e.g. {"agents": ["read"]}'},
     )
