@@ -1,6 +1,7 @@
 """Fixtures: an app on a temporary database file, keys, and an API client."""
 
 import pytest
+
 from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations

@@ -2,10 +2,11 @@
 
 import sqlite3
 
+from peewee import SqliteDatabase
+
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations, migration_files, statements
 from agent_platform.models import ALL_MODELS
-from peewee import SqliteDatabase
 
 
 def describe(path):

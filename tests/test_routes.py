@@ -3,6 +3,7 @@
 import re
 
 import pytest
+
 from agent_platform.api.pipeline import is_public, view_method
 from conftest import assert_error
 

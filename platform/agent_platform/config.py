@@ -27,10 +27,17 @@ DEFAULTS = {
     "LIMITS_MAX_BODY_BYTES": 5 * 1024 * 1024,
     "MAINTENANCE": False,
     "LOG_LEVEL": "INFO",
+    "PLAN_MAX_AGENTS": None,
+    "PLAN_MAX_CHANNELS": None,
+    "PLAN_CREDITS": None,
 }
 
 # Keys whose default is None, with the types a value may have.
-NULLABLE_TYPES = {}
+NULLABLE_TYPES = {
+    "PLAN_MAX_AGENTS": (int,),
+    "PLAN_MAX_CHANNELS": (int,),
+    "PLAN_CREDITS": (int, float),
+}
 
 
 class ConfigError(Exception):
