@@ -1,6 +1,7 @@
 """What every request passes before its view: request id, body size, key,
 rate limit, scope, workspace. Views only ever see an authorised caller."""
 
+import io
 import re
 import uuid
 
@@ -30,8 +31,28 @@ def assign_request_id():
 
 def check_body_size():
     limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
-    if request.content_length is not None and request.content_length > limit:
+    if request.content_length is None and request.environ.get("wsgi.input_terminated"):
+        _buffer_body_of_unknown_length(limit)
+    elif request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+
+
+def _buffer_body_of_unknown_length(limit):
+    """Read a chunked body up to the limit before anything parses it.
+
+    Werkzeug would silently cut such a body at MAX_CONTENT_LENGTH, and a
+    truncated JSON document must be refused as too large, not as malformed.
+    """
+    raw, chunks, size = request.environ["wsgi.input"], [], 0
+    while size <= limit:
+        chunk = raw.read(limit + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > limit:
+        raise PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+    request.environ["wsgi.input"] = io.BytesIO(b"".join(chunks))
 
 
 def view_method(endpoint=None, method=None):

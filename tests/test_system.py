@@ -1,0 +1,62 @@
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from agent_platform.cli import main
+
+
+def test_health_ok(client):
+    response = client.get("/v1/health")
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["status"] == "ok"
+    assert body["timestamp"].endswith("Z")
+
+
+def test_health_changes_nothing(client, app):
+    from agent_platform.models import RuntimeFlag
+
+    client.get("/v1/health")
+    assert RuntimeFlag.select().count() == 0
+
+
+def test_maintenance_from_the_cli_takes_effect_without_restart(client, app):
+    config = app.config["DATABASE_PATH"]
+    environ = {"AGENT_PLATFORM_DATABASE_PATH": config}
+    result = CliRunner().invoke(main, ["maintenance", "on"], env=environ)
+    assert result.exit_code == 0, result.output
+    response = client.get("/v1/health")
+    assert response.status_code == 503
+    assert response.get_json()["status"] == "maintenance"
+    CliRunner().invoke(main, ["maintenance", "off"], env=environ)
+    assert client.get("/v1/health").status_code == 200
+
+
+@pytest.fixture
+def settings(tmp_path, request):
+    values = {"DATABASE_PATH": str(tmp_path / "test.db")}
+    values.update(getattr(request, "param", {}))
+    return values
+
+
+@pytest.mark.parametrize("settings", [{"MAINTENANCE": True}], indirect=True)
+def test_maintenance_from_config(client):
+    response = client.get("/v1/health")
+    assert response.status_code == 503
+    assert response.get_json()["status"] == "maintenance"
+
+
+def test_degraded_when_the_database_fails(client, app):
+    path = app.config["DATABASE_PATH"]
+    from agent_platform.db import database
+
+    database.close()
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    with open(path, "wb") as handle:
+        handle.write(b"this is not a database file at all" * 100)
+    response = client.get("/v1/health")
+    assert response.status_code == 503
+    assert response.get_json()["status"] == "degraded"
