@@ -101,8 +101,8 @@ def unsafe_reason(address):
         ("a link-local address", address.is_link_local),
         ("a multicast address", address.is_multicast),
         ("a carrier-grade NAT address", address.version == 4 and address in _CGNAT),
-        ("a private address", address.is_private),
         ("a reserved address", address.is_reserved),
+        ("a private address", address.is_private),
         ("not a globally routable address", not address.is_global),
     ):
         if hit:
@@ -236,14 +236,23 @@ def _headers(target, extra):
 
 
 def _read_body(response, max_bytes, deadline, timeout):
+    """Read as data arrives (read1), stopping past max_bytes or the deadline.
+
+    Each read waits at most `timeout` (the socket timeout), so a body that
+    stalls is cut off within about twice `timeout`; an answer that completes
+    after the deadline is a timeout all the same.
+    """
     chunks, size = [], 0
-    for chunk in response.raw.stream(16384, decode_content=True):
-        chunks.append(chunk)
-        size += len(chunk)
-        if max_bytes is not None and size > max_bytes:
-            break
+    while max_bytes is None or size <= max_bytes:
         if time.monotonic() > deadline:
             raise requests.Timeout(f"no complete answer within {timeout} seconds")
+        chunk = response.raw.read1(16384, decode_content=True)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if time.monotonic() > deadline:
+        raise requests.Timeout(f"no complete answer within {timeout} seconds")
     body = b"".join(chunks)
     response.truncated = max_bytes is not None and len(body) > max_bytes
     response._content = body[:max_bytes] if response.truncated else body

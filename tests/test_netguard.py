@@ -1,0 +1,280 @@
+"""The SSRF guard: what it refuses, and that it connects where it checked."""
+
+import json
+import socket
+
+import pytest
+import requests
+
+from agent_platform import netguard
+from agent_platform.netguard import UnsafeURL, check_url, safe_request
+from webhooks_helpers import Receiver, Reply
+
+PUBLIC_IP = "93.184.216.34"
+
+
+def public_resolver(host, port):
+    return [PUBLIC_IP]
+
+
+def resolver_to(*answers):
+    """A resolver answering `answers[i]` on call i (the last one after), counting calls."""
+
+    def resolve(host, port):
+        resolve.calls.append(host)
+        return [answers[min(len(resolve.calls), len(answers)) - 1]]
+
+    resolve.calls = []
+    return resolve
+
+
+@pytest.fixture
+def receiver():
+    server = Receiver()
+    yield server
+    server.close()
+
+
+REFUSED_LITERALS = [
+    ("http://127.0.0.1/", "loopback"),
+    ("http://127.8.9.10:8080/", "loopback"),
+    ("http://10.1.2.3/", "private"),
+    ("http://172.16.0.1/", "private"),
+    ("http://192.168.1.20/", "private"),
+    ("http://169.254.169.254/latest/meta-data/", "link-local"),
+    ("http://100.64.0.1/", "carrier-grade NAT"),
+    ("http://100.127.255.254/", "carrier-grade NAT"),
+    ("http://0.0.0.0/", "unspecified"),
+    ("http://224.0.0.1/", "multicast"),
+    ("http://240.0.0.1/", "reserved"),
+    ("http://255.255.255.255/", "reserved"),
+    ("http://192.0.2.1/", "private"),
+    ("http://[::1]/", "loopback"),
+    ("http://[::]/", "unspecified"),
+    ("http://[fc00::1]/", "private"),
+    ("http://[fd12:3456::1]/", "private"),
+    ("http://[fe80::1]/", "link-local"),
+    ("http://[fec0::1]/", "site-local"),
+    ("http://[ff02::1]/", "multicast"),
+    ("http://[::ffff:127.0.0.1]/", "IPv4-mapped"),
+    ("http://[::ffff:7f00:1]/", "IPv4-mapped"),
+    ("http://[::ffff:169.254.169.254]/", "IPv4-mapped"),
+    ("http://[::ffff:8.8.8.8]/", "IPv4-mapped"),
+    ("http://[::127.0.0.1]/", "embeds 127.0.0.1"),
+    ("http://[64:ff9b::a9fe:a9fe]/", "embeds 169.254.169.254"),
+    ("http://[2002:c0a8:0101::1]/", "embeds 192.168.1.1"),
+    ("http://[fe80::1%25eth0]/", "zone"),
+    ("http://2130706433/", "canonical"),
+    ("http://127.1/", "canonical"),
+    ("http://0x7f000001/", "canonical"),
+    ("http://0x7f.0.0.1/", "canonical"),
+    ("http://0177.0.0.1/", "canonical"),
+    ("http://017700000001/", "canonical"),
+    ("http://127.0.0.01/", "canonical"),
+    ("http://0/", "canonical"),
+    ("http://3232235777/", "canonical"),  # 192.168.1.1
+    ("http://134744072/", "canonical"),  # 8.8.8.8: ambiguous forms are refused whatever they are
+]
+
+
+@pytest.mark.parametrize("url, reason", REFUSED_LITERALS)
+def test_unsafe_addresses_and_forms_are_refused(url, reason):
+    resolve = resolver_to(PUBLIC_IP)
+    with pytest.raises(UnsafeURL, match=reason):
+        check_url(url, resolver=resolve)
+    assert resolve.calls == []  # literals are never looked up
+
+
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        ("127.0.0.1", "loopback"),
+        ("10.0.0.7", "private"),
+        ("169.254.169.254", "link-local"),
+        ("100.64.3.4", "carrier-grade NAT"),
+        ("::1", "loopback"),
+        ("fd00::5", "private"),
+        ("::ffff:10.0.0.1", "IPv4-mapped"),
+    ],
+)
+def test_names_resolving_to_unsafe_addresses_are_refused(answer, reason):
+    with pytest.raises(UnsafeURL, match=f"hooks.example.com resolves to .*{reason}"):
+        check_url("https://hooks.example.com/in", resolver=resolver_to(answer))
+
+
+def test_a_name_with_any_unsafe_address_is_refused():
+    def resolve(host, port):
+        return [PUBLIC_IP, "10.0.0.1"]
+
+    with pytest.raises(UnsafeURL, match="10.0.0.1"):
+        check_url("https://mixed.example.com/", resolver=resolve)
+
+
+def test_module_resolver_is_used_by_default(monkeypatch):
+    monkeypatch.setattr(netguard, "resolve", lambda host, port: ["127.0.0.1"])
+    with pytest.raises(UnsafeURL, match="loopback"):
+        check_url("http://localhost.example/")
+
+
+def test_real_resolution_of_localhost_is_refused():
+    # getaddrinfo answers localhost from /etc/hosts or the resolver library, no DNS.
+    with pytest.raises(UnsafeURL, match="loopback"):
+        check_url("http://localhost/")
+
+
+def test_public_targets_are_accepted():
+    assert check_url(f"http://{PUBLIC_IP}/x") == ("http", PUBLIC_IP, PUBLIC_IP, 80)
+    target = check_url("https://Hooks.Example.com/in?a=1", resolver=public_resolver)
+    assert target == ("https", "hooks.example.com", PUBLIC_IP, 443)
+    assert check_url("http://[2606:4700::1111]:8080/").ip == "2606:4700::1111"
+    assert check_url("http://bücher.example/", resolver=public_resolver).host == (
+        "xn--bcher-kva.example"
+    )
+
+
+@pytest.mark.parametrize(
+    "url, reason",
+    [
+        ("ftp://example.com/", "only http and https"),
+        ("file:///etc/passwd", "only http and https"),
+        ("gopher://example.com/", "only http and https"),
+        ("http://user:pw@example.com/", "credentials"),
+        ("http:///path", "no host"),
+        ("http://exa mple.com/", "spaces"),
+        ("http://example.com:99999/", "parsed"),
+        ("example.com", "only http and https"),
+    ],
+)
+def test_malformed_urls_are_refused(url, reason):
+    with pytest.raises(UnsafeURL, match=reason):
+        check_url(url, resolver=public_resolver)
+
+
+def test_ports_are_limited():
+    with pytest.raises(UnsafeURL, match="port 22 is not allowed"):
+        check_url(f"http://{PUBLIC_IP}:22/", resolver=public_resolver)
+    for port in netguard.DEFAULT_PORTS:
+        assert check_url(f"http://{PUBLIC_IP}:{port}/").port == port
+    with pytest.raises(UnsafeURL, match="port 8080"):
+        check_url(f"http://{PUBLIC_IP}:8080/", allowed_ports=[443])
+    assert check_url(f"http://{PUBLIC_IP}:2222/", allowed_ports=[]).port == 2222
+
+
+def test_allow_private_lets_loopback_through():
+    assert check_url("http://127.0.0.1:5000/", allow_private=True, allowed_ports=[5000]).ip == (
+        "127.0.0.1"
+    )
+    with pytest.raises(UnsafeURL, match="port"):
+        check_url("http://127.0.0.1:5000/", allow_private=True)
+    with pytest.raises(UnsafeURL, match="canonical"):
+        check_url("http://127.1:5000/", allow_private=True, allowed_ports=[])
+
+
+def test_sends_the_request_with_headers_and_body(receiver):
+    response = safe_request(
+        "POST",
+        receiver.url + "?q=1",
+        allow_private=True,
+        allowed_ports=[receiver.port],
+        headers={"X-Thing": "1"},
+        json={"a": 1},
+    )
+    assert response.status_code == 200 and response.content == b"ok"
+    (got,) = receiver.requests
+    assert (got.method, got.path) == ("POST", "/hook?q=1")
+    assert json.loads(got.body) == {"a": 1}
+    assert got.headers["X-Thing"] == "1"
+    assert got.headers["Host"] == f"127.0.0.1:{receiver.port}"
+
+
+def test_unsafe_url_never_reaches_the_network(receiver):
+    with pytest.raises(UnsafeURL):
+        safe_request("POST", receiver.url, allowed_ports=[receiver.port])
+    assert receiver.requests == []
+
+
+def _second_loopback_receiver(port):
+    try:
+        return Receiver(host="127.0.0.2", port=port)
+    except OSError:
+        pytest.skip("127.0.0.2 is not usable here")
+
+
+def test_connects_to_the_checked_address_without_a_second_lookup(receiver):
+    # DNS rebinding: the name answers 127.0.0.1 first, 127.0.0.2 to any later lookup.
+    # Both run a server on the same port; only the checked address may be reached.
+    rebound = _second_loopback_receiver(receiver.port)
+    try:
+        resolve = resolver_to("127.0.0.1", "127.0.0.2")
+        url = f"http://hooks.rebind.test:{receiver.port}/hook"
+        response = safe_request(
+            "GET", url, allow_private=True, allowed_ports=[receiver.port], resolver=resolve
+        )
+        assert response.status_code == 200
+        assert resolve.calls == ["hooks.rebind.test"]
+        assert len(receiver.requests) == 1 and rebound.requests == []
+        assert receiver.requests[0].headers["Host"] == f"hooks.rebind.test:{receiver.port}"
+    finally:
+        rebound.close()
+
+
+def test_redirects_are_not_followed(receiver):
+    inner = Receiver()
+    try:
+        receiver.reply(Reply(302, headers={"Location": inner.url}))
+        response = safe_request("POST", receiver.url, allow_private=True, allowed_ports=[], json={})
+        assert response.status_code == 302
+        assert inner.requests == []
+    finally:
+        inner.close()
+
+
+def test_a_public_name_that_redirects_to_loopback_gets_nowhere(receiver, monkeypatch):
+    # The fake public name resolves to the test server (private targets allowed to
+    # reach it at all); its redirect to a loopback service is answered as the 302
+    # it is, and the loopback address would be refused on its own anyway.
+    secret = Receiver()
+    try:
+        monkeypatch.setattr(netguard, "resolve", lambda host, port: ["127.0.0.1"])
+        location = f"http://127.0.0.1:{secret.port}/admin"
+        receiver.reply(Reply(301, headers={"Location": location}))
+        url = f"http://public.example.test:{receiver.port}/hook"
+        response = safe_request("GET", url, allow_private=True, allowed_ports=[])
+        assert (response.status_code, response.headers["Location"]) == (301, location)
+        assert secret.requests == []
+        with pytest.raises(UnsafeURL, match="loopback"):
+            check_url(location, allowed_ports=[])
+    finally:
+        secret.close()
+
+
+def test_reads_at_most_max_bytes(receiver):
+    receiver.reply(Reply(200, body=b"x" * 200_000), Reply(200, body=b"y" * 10))
+    response = safe_request(
+        "GET", receiver.url, allow_private=True, allowed_ports=[], max_bytes=1024
+    )
+    assert response.content == b"x" * 1024 and response.truncated is True
+    response = safe_request(
+        "GET", receiver.url, allow_private=True, allowed_ports=[], max_bytes=1024
+    )
+    assert response.content == b"y" * 10 and response.truncated is False
+
+
+def test_timeout_waiting_for_the_answer(receiver):
+    receiver.reply(Reply(200, delay=1.5))
+    with pytest.raises(requests.Timeout):
+        safe_request("GET", receiver.url, allow_private=True, allowed_ports=[], timeout=0.3)
+
+
+def test_timeout_bounds_a_slowly_dripping_body(receiver):
+    receiver.reply(Reply(200, body=b"z" * 40, drip=0.05))
+    with pytest.raises(requests.Timeout):
+        safe_request("GET", receiver.url, allow_private=True, allowed_ports=[], timeout=0.4)
+
+
+def test_connection_refused_is_a_connection_error():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(requests.ConnectionError):
+        safe_request("GET", f"http://127.0.0.1:{port}/", allow_private=True, allowed_ports=[])
