@@ -112,7 +112,7 @@ CREATE TABLE "custom_field" (
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
 );
 CREATE INDEX "custom_field_workspace_id" ON "custom_field" ("workspace_id");
-CREATE INDEX "custom_field_workspace_id_is_archived_display_order" ON "custom_field" ("workspace_id", "is_archived", "display_order");
+CREATE INDEX "custom_field_workspace_id_is_archived_created_at" ON "custom_field" ("workspace_id", "is_archived", "created_at");
 CREATE TABLE "event" (
     "id" VARCHAR(36) NOT NULL PRIMARY KEY,
     "workspace_id" VARCHAR(36) NOT NULL,

@@ -21,6 +21,7 @@ def app(settings):
         apply_migrations()
         yield app
     database.close()
+    database.close_all()
 
 
 @pytest.fixture

@@ -52,6 +52,7 @@ def test_degraded_when_the_database_fails(client, app):
     from agent_platform.db import database
 
     database.close()
+    database.close_all()
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)

@@ -86,7 +86,7 @@ def serve(app, host, port, dev):
     if raw_key:
         click.echo("Created the default workspace. Admin API key (shown only once):")
         click.echo(raw_key)
-    database.close()  # never carry a connection across the server's fork
+    database.close_all()  # never carry a connection across the server's fork
     run_server(app, dev=dev)
 
 
@@ -96,7 +96,7 @@ def worker(app):
     """Run only the background jobs (for a split web/worker setup)."""
     from .scheduler import build_scheduler
 
-    database.close()
+    database.close_all()
     scheduler = build_scheduler(app)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -4,22 +4,33 @@ Created unconfigured so models can be declared at import time; `init_database`
 points it at a file. Every write transaction is BEGIN IMMEDIATE: taking the
 write lock up front means a transaction never fails half-way with SQLITE_BUSY
 when a reader upgrades, it waits on the busy timeout instead.
+
+Connections are pooled: a request still connects and closes, but "close"
+hands the connection back. Opening a SQLite connection per request costs more
+than the request itself (the pragmas, and a WAL checkpoint whenever the last
+connection closes).
 """
 
-from peewee import SqliteDatabase
+from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
 
-database = SqliteDatabase(None, lock_type="IMMEDIATE")
+database = PooledSqliteDatabase(None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600)
 
 
 def init_database(path, busy_timeout_seconds=10):
     """Open `path` (creating its directory) with the pragmas the service relies on."""
     file_path = resolve_path(path)
     file_path.parent.mkdir(parents=True, exist_ok=True)
+    if not database.deferred:
+        database.close_all()  # connections of a previous configuration
     database.init(
         str(file_path),
+        # How long a thread waits for a free pooled connection.
         timeout=busy_timeout_seconds,
+        # A pooled connection serves one thread at a time, but not always the
+        # thread that opened it.
+        check_same_thread=False,
         pragmas={
             # WAL lets readers run while one writer commits.
             "journal_mode": "wal",

@@ -27,7 +27,7 @@ def gunicorn_options(config):
         "workers": 1,
         "worker_class": "gthread",
         "threads": config["SERVER_THREADS"],
-        "accesslog": "-",
+        "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "timeout": 60,
     }
 

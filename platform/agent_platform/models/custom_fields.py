@@ -16,16 +16,12 @@ class CustomField(TimestampedModel, WorkspaceScoped):
     is_archived = BooleanField(default=False)
 
     class Meta:
-        indexes = ((("workspace", "is_archived", "display_order"), False),)
+        # Serves the default listing (newest first) without sorting.
+        indexes = ((("workspace", "is_archived", "created_at"), False),)
 
     @property
     def company_id(self):
-        return self.workspace.company_id
-
-    @classmethod
-    def in_workspace(cls, workspace_id):
-        # company_id is rendered from the workspace: fetch it in the same query.
-        return cls.select(cls, Workspace).join(Workspace).where(cls.workspace == workspace_id)
+        return Workspace.company_of(self.workspace_id)
 
     @classmethod
     def listed(cls, workspace_id, include_archived):

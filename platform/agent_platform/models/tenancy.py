@@ -1,5 +1,7 @@
 """Companies, their workspaces, and the API keys that act in one workspace."""
 
+from functools import lru_cache
+
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
 
 from .base import BaseModel, JSONField, TimestampedModel, utcnow
@@ -12,6 +14,13 @@ class Company(TimestampedModel):
 class Workspace(TimestampedModel):
     company = ForeignKeyField(Company, backref="workspaces", on_delete="CASCADE")
     name = CharField(max_length=200)
+
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def company_of(workspace_id):
+        """The company of a workspace. A workspace never changes company, so
+        the answer is cached for the life of the process."""
+        return Workspace.select(Workspace.company).where(Workspace.id == workspace_id).scalar()
 
 
 class ApiKey(TimestampedModel):
@@ -32,7 +41,18 @@ class ApiKey(TimestampedModel):
 
     @classmethod
     def by_lookup_id(cls, lookup_id):
-        return cls.get_or_none(cls.lookup_id == lookup_id)
+        """The key with this lookup id, with `company_id` of its workspace.
+
+        Every request runs this: plain SQL spares peewee's query building,
+        and the join brings the company that GET /v1/me reports.
+        """
+        query = cls.raw(
+            "SELECT api_key.*, workspace.company_id AS company_id FROM api_key"
+            " JOIN workspace ON workspace.id = api_key.workspace_id"
+            " WHERE api_key.lookup_id = ?",
+            lookup_id,
+        )
+        return next(iter(query), None)
 
     @property
     def is_revoked(self):

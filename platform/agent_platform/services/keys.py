@@ -106,7 +106,7 @@ def describe_key(api_key):
     """What GET /v1/me tells about the calling key."""
     return {
         "key_name": api_key.name,
-        "company_id": api_key.workspace.company_id,
+        "company_id": api_key.company_id,
         "workspace_id": api_key.workspace_id,
         "scopes": api_key.scopes,
         "permissions": permissions(api_key.scopes),

@@ -1,0 +1,147 @@
+"""Shared pieces of the benchmarks: start servers the way `serve` does, load them with wrk.
+
+wrk is the load generator (`apt-get install wrk`): it runs outside Python, so the
+figures measure the server rather than the client.
+"""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_until_up(url, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            requests.get(url, timeout=1)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+class Service:
+    """`agent-platform serve` on a fresh database in a temporary directory."""
+
+    def __init__(self, extra_env=None):
+        self.directory = tempfile.mkdtemp(prefix="agent-platform-bench-")
+        self.database = os.path.join(self.directory, "bench.db")
+        self.port = free_port()
+        self.env = {
+            **os.environ,
+            "AGENT_PLATFORM_DATABASE_PATH": self.database,
+            "AGENT_PLATFORM_LOG_LEVEL": "WARNING",
+            **(extra_env or {}),
+        }
+        self.process = None
+        self.admin_key = None
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [str(BIN / "agent-platform"), "serve", "--port", str(self.port)],
+            cwd=self.directory,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        first = self.process.stdout.readline()
+        if "shown only once" in first:
+            self.admin_key = self.process.stdout.readline().strip()
+        # Keep reading, so a full pipe never blocks the server.
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        wait_until_up(self.base + "/v1/health")
+        return self
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+            self.process = None
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def bare_flask(route_file, port, threads=8):
+    """A bare Flask app under the same gunicorn settings as the service."""
+    process = subprocess.Popen(
+        [
+            str(BIN / "gunicorn"),
+            "--workers", "1", "--worker-class", "gthread", "--threads", str(threads),
+            "--bind", f"127.0.0.1:{port}", "--log-level", "warning", route_file,
+        ],
+        cwd=ROOT / "bench",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    wait_until_up(f"http://127.0.0.1:{port}/")
+    return process
+
+
+def resident_mb(pid):
+    """Resident memory of a process and its children, in MB."""
+    total = 0
+    for candidate in [pid, *_children(pid)]:
+        try:
+            status = Path(f"/proc/{candidate}/status").read_text()
+        except FileNotFoundError:
+            continue
+        total += int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
+    return total / 1024
+
+
+def _children(pid):
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(child) for child in text.split()]
+
+
+def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None):
+    """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count."""
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed for this benchmark: apt-get install wrk")
+    command = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency"]
+    for name, value in (headers or {}).items():
+        command += ["-H", f"{name}: {value}"]
+    if script:
+        command += ["-s", script]
+    output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50_ms": _latency(output, "50%"),
+        "p99_ms": _latency(output, "99%"),
+        "errors": int(m.group(1))
+        if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", output))
+        else 0,
+    }
+
+
+def _latency(output, percentile):
+    value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", output).groups()
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
