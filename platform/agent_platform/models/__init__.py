@@ -3,10 +3,14 @@
 from .agents import Agent
 from .channels import Channel
 from .contacts import Contact
+from .context import ContextEntry
 from .conversations import Conversation
+from .credits import CreditUsage
 from .custom_fields import CustomField
 from .events import Event
+from .mcp import AgentTool, McpServer, McpTool
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
+from .trainings import Training
 
 ALL_MODELS = [
     Company,
@@ -19,6 +23,12 @@ ALL_MODELS = [
     Channel,
     Contact,
     Conversation,
+    Training,
+    McpServer,
+    McpTool,
+    AgentTool,
+    CreditUsage,
+    ContextEntry,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -1,8 +1,13 @@
-"""Agents: the AI that answers a workspace's customers."""
+"""Agents: the AI that answers a workspace's customers.
+
+Deleting an agent is a soft delete (`deleted_at`): its conversations and
+credit history keep pointing at it, while every query of the API - through
+`in_workspace` - no longer sees it.
+"""
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, TextField
 
-from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .base import JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .tenancy import Workspace
 
 
@@ -21,3 +26,47 @@ class Agent(TimestampedModel, WorkspaceScoped):
     business_context = TextField(default="")
     settings = JSONField(default=dict)
     deleted_at = DateTimeField(null=True)
+
+    @classmethod
+    def in_workspace(cls, workspace_id):
+        """The workspace's live agents (deleted ones are gone for the API)."""
+        return cls.select().where(cls.workspace == workspace_id, cls.deleted_at.is_null())
+
+    @classmethod
+    def listed(cls, workspace_id, is_active=None, name_contains=None):
+        query = cls.in_workspace(workspace_id)
+        if is_active is not None:
+            query = query.where(cls.is_active == is_active)
+        if name_contains:
+            query = query.where(cls.name.contains(name_contains))
+        return query
+
+    @classmethod
+    def count_live(cls, workspace_id):
+        return cls.in_workspace(workspace_id).count()
+
+    @classmethod
+    def default_of(cls, workspace_id):
+        """The workspace's default agent, or None."""
+        return cls.in_workspace(workspace_id).where(cls.is_default == True).first()  # noqa: E712
+
+    @classmethod
+    def clear_default(cls, workspace_id, except_id=None):
+        query = cls.update(is_default=False, updated_at=utcnow()).where(
+            cls.workspace == workspace_id,
+            cls.is_default == True,  # noqa: E712
+        )
+        if except_id is not None:
+            query = query.where(cls.id != except_id)
+        return query.execute()
+
+
+# At most one live default agent per workspace, enforced by the database too.
+Agent.add_index(
+    Agent.index(
+        Agent.workspace,
+        unique=True,
+        where=(Agent.is_default == True) & Agent.deleted_at.is_null(),  # noqa: E712
+        name="agent_one_default_per_workspace",
+    )
+)

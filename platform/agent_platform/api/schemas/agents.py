@@ -1,0 +1,134 @@
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ...models.context import ROLES
+from ...services.agents import MODEL_PROVIDERS, TONES, WORKFLOW_TYPES
+from ..pagination import ListQuery
+from .common import UtcDateTime
+
+LANGUAGE_DOC = "A BCP 47 language tag (en, pt-BR, zh-Hant-TW), stored in canonical case"
+
+
+class AgentSchema(ma.Schema):
+    id = fields.String()
+    name = fields.String()
+    description = fields.String()
+    is_active = fields.Boolean()
+    is_default = fields.Boolean()
+    workflow_type = fields.String(metadata={"enum": list(WORKFLOW_TYPES)})
+    language = fields.String(metadata={"description": LANGUAGE_DOC})
+    tone = fields.String(metadata={"enum": list(TONES)})
+    personality = fields.String()
+    greeting_message = fields.String()
+    custom_instructions = fields.String()
+    business_context = fields.String()
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+
+
+def _text(maximum, **kwargs):
+    return fields.String(validate=validate.Length(max=maximum), **kwargs)
+
+
+class AgentBaseSchema(ma.Schema):
+    """The fields of the variant creation form (all strings)."""
+
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    description = _text(2000)
+    workflow_type = fields.String(
+        validate=validate.OneOf(WORKFLOW_TYPES), metadata={"description": "Default support"}
+    )
+    language = fields.String(
+        validate=validate.Length(min=1, max=35),
+        metadata={"description": LANGUAGE_DOC + "; default en"},
+    )
+    tone = fields.String(
+        validate=validate.OneOf(TONES), metadata={"description": "Default professional"}
+    )
+    personality = _text(5000)
+    greeting_message = _text(2000)
+
+
+class AgentCreateSchema(AgentBaseSchema):
+    custom_instructions = _text(20000)
+    business_context = _text(20000)
+    is_active = fields.Boolean(metadata={"description": "Default true"})
+    is_default = fields.Boolean(
+        metadata={"description": "Making an agent the default clears the previous default"}
+    )
+
+
+class AgentUpdateSchema(AgentCreateSchema):
+    """Every field optional (PATCH)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(partial=True, **kwargs)
+
+
+class AgentListQuery(ListQuery):
+    SORT_FIELDS = ("created_at", "name", "updated_at")
+
+    is_active = fields.Boolean()
+    q = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "Part of the name (case-insensitive)"},
+    )
+
+
+class AgentSettingsSchema(ma.Schema):
+    """What the reply engine uses; PUT sets the given keys, the others keep their value."""
+
+    model_provider = fields.String(validate=validate.OneOf(MODEL_PROVIDERS))
+    model_name = fields.String(validate=validate.Length(min=1, max=100))
+    temperature = fields.Float(validate=validate.Range(min=0, max=2))
+    max_reply_length = fields.Integer(
+        validate=validate.Range(min=1, max=10000),
+        metadata={"description": "Longest reply, in characters"},
+    )
+    knowledge_enabled = fields.Boolean(
+        metadata={"description": "Answer from the agent's trainings"}
+    )
+    knowledge_max_results = fields.Integer(
+        validate=validate.Range(min=1, max=20),
+        metadata={"description": "Trainings retrieved per reply"},
+    )
+    tools_enabled = fields.Boolean(metadata={"description": "Let the agent call its MCP tools"})
+    handoff_keywords = fields.List(
+        fields.String(validate=validate.Length(min=1, max=100)),
+        validate=validate.Length(max=50),
+        metadata={"description": "A customer message containing one asks for a human"},
+    )
+
+
+class ContextSchema(ma.Schema):
+    conversation_id = fields.UUID(required=True)
+    content = fields.String(required=True, validate=validate.Length(min=1, max=20000))
+    role = fields.String(load_default="system", validate=validate.OneOf(ROLES))
+
+
+class SuccessSchema(ma.Schema):
+    success = fields.Boolean()
+
+
+class CreditsQuery(ma.Schema):
+    date_from = fields.Date(
+        data_key="from",
+        metadata={"description": "First day (YYYY-MM-DD, UTC); default the 1st of the month"},
+    )
+    date_to = fields.Date(
+        data_key="to",
+        metadata={"description": "Last day, included; default the last day of the month"},
+    )
+
+
+class CreditDaySchema(ma.Schema):
+    date = fields.String(metadata={"description": "YYYY-MM-DD (UTC)"})
+    credits = fields.Float()
+    conversations = fields.Integer(metadata={"description": "Distinct conversations that day"})
+
+
+class CreditsSchema(ma.Schema):
+    total_credits = fields.Float()
+    period_start = UtcDateTime()
+    period_end = UtcDateTime()
+    breakdown = fields.List(fields.Nested(CreditDaySchema))

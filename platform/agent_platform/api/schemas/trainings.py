@@ -1,0 +1,94 @@
+import marshmallow as ma
+from marshmallow import fields, post_dump, validate
+
+from ...models.trainings import STATUSES, TYPES
+from ..pagination import ListQuery
+from .common import UtcDateTime
+
+TYPE_DOC = (
+    "text (title, content), qa (question, answer), url (url, optional title: the page is "
+    "fetched), document (multipart upload of a .txt/.md/.html/.csv `file`, optional title)"
+)
+# Fields rendered for every type; the others are null unless the type has them.
+_TYPE_FIELDS = ("title", "content", "question", "answer", "url", "filename")
+_SHOWN = {
+    "text": ("title", "content"),
+    "qa": ("question", "answer"),
+    "url": ("url", "title", "content"),
+    "document": ("filename", "title", "content"),
+}
+
+
+class TrainingSchema(ma.Schema):
+    id = fields.String()
+    agent_id = fields.String()
+    type = fields.String(metadata={"enum": list(TYPES)})
+    status = fields.String(metadata={"enum": list(STATUSES)})
+    failure_reason = fields.String(
+        allow_none=True, metadata={"description": "Why a url training failed"}
+    )
+    title = fields.String(allow_none=True)
+    content = fields.String(allow_none=True, metadata={"description": "The (extracted) text"})
+    question = fields.String(allow_none=True)
+    answer = fields.String(allow_none=True)
+    url = fields.String(allow_none=True)
+    filename = fields.String(allow_none=True)
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+
+    @post_dump
+    def null_foreign_fields(self, data, **kwargs):
+        shown = _SHOWN.get(data.get("type"), ())
+        for name in _TYPE_FIELDS:
+            if name in data and name not in shown:
+                data[name] = None
+        return data
+
+
+class TrainingHitSchema(TrainingSchema):
+    score = fields.Float(metadata={"description": "BM25 relevance; higher is better"})
+
+
+def _text(minimum, maximum):
+    return fields.String(validate=validate.Length(min=minimum, max=maximum))
+
+
+class TrainingCreateSchema(ma.Schema):
+    """JSON, or form fields next to the uploaded `file` for a document."""
+
+    type = fields.String(
+        required=True, validate=validate.OneOf(TYPES), metadata={"description": TYPE_DOC}
+    )
+    title = _text(0, 500)
+    content = _text(1, 5_000_000)
+    question = _text(1, 2000)
+    answer = _text(1, 20000)
+    url = fields.Url(schemes={"http", "https"}, validate=validate.Length(max=2000))
+
+
+class TrainingUpdateSchema(ma.Schema):
+    """The fields of the training's own type: text (title, content), qa (question,
+    answer), url (url: fetched again, title), document (title)."""
+
+    title = _text(0, 500)
+    content = _text(1, 5_000_000)
+    question = _text(1, 2000)
+    answer = _text(1, 20000)
+    url = fields.Url(schemes={"http", "https"}, validate=validate.Length(max=2000))
+
+
+class TrainingListQuery(ListQuery):
+    SORT_FIELDS = ("created_at", "updated_at")
+
+    type = fields.String(validate=validate.OneOf(TYPES))
+    status = fields.String(validate=validate.OneOf(STATUSES))
+
+
+class TrainingSearchQuery(ma.Schema):
+    q = fields.String(required=True, validate=validate.Length(min=1, max=500))
+    limit = fields.Integer(load_default=10, validate=validate.Range(min=1, max=50))
+    match = fields.String(
+        load_default="all",
+        validate=validate.OneOf(("all", "any")),
+        metadata={"description": "Entries with all the terms (default) or any of them"},
+    )

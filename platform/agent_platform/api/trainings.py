@@ -1,0 +1,96 @@
+"""Trainings: an agent's knowledge, and searching it."""
+
+from flask import Response, g, request
+from flask.views import MethodView
+
+from ..services import trainings
+from .blueprint import ApiBlueprint
+from .pagination import paginated
+from .schemas.trainings import (
+    TrainingCreateSchema,
+    TrainingHitSchema,
+    TrainingListQuery,
+    TrainingSchema,
+    TrainingSearchQuery,
+    TrainingUpdateSchema,
+)
+
+blp = ApiBlueprint(
+    "trainings",
+    __name__,
+    url_prefix="",
+    description="Agent knowledge: texts, Q&A pairs, web pages and documents, searchable.",
+)
+# Trainings are created from JSON, a document from multipart/form-data (its
+# fields plus `file`): one requestBody documented with both media types.
+blp.DEFAULT_LOCATION_CONTENT_TYPE_MAPPING = {
+    **ApiBlueprint.DEFAULT_LOCATION_CONTENT_TYPE_MAPPING,
+    "json_or_form": "application/json",
+}
+DOCUMENT_FORM = {
+    "type": "object",
+    "required": ["type", "file"],
+    "properties": {
+        "type": {"type": "string", "enum": ["document"]},
+        "title": {"type": "string", "maxLength": 500},
+        "file": {"type": "string", "format": "binary", "description": ".txt, .md, .html or .csv"},
+    },
+}
+
+
+@blp.route("/agents/<agent_id>/trainings")
+class AgentTrainings(MethodView):
+    @blp.scope("trainings:read")
+    @blp.arguments(TrainingListQuery, location="query")
+    @blp.response(200, paginated(TrainingSchema))
+    @blp.errors(400, 404)
+    def get(self, query, agent_id):
+        """List an agent's trainings"""
+        return trainings.list_trainings(g.workspace_id, agent_id, **query)
+
+    @blp.scope("trainings:write")
+    @blp.arguments(TrainingCreateSchema, location="json_or_form")
+    @blp.doc(requestBody={"content": {"multipart/form-data": {"schema": DOCUMENT_FORM}}})
+    @blp.response(201, TrainingSchema)
+    @blp.errors(400, 404)
+    def post(self, values, agent_id):
+        """Add a training (JSON; a document as multipart/form-data with `file`)"""
+        upload = request.files.get("file")
+        return trainings.create_training(g.workspace_id, agent_id, values, upload)
+
+
+@blp.route("/agents/<agent_id>/trainings/search")
+class SearchTrainings(MethodView):
+    @blp.scope("trainings:read")
+    @blp.arguments(TrainingSearchQuery, location="query")
+    @blp.response(200, TrainingHitSchema(many=True))
+    @blp.errors(400, 404)
+    def get(self, query, agent_id):
+        """Search an agent's knowledge (best first, with a BM25 score)"""
+        return trainings.search(g.workspace_id, agent_id, **query)
+
+
+@blp.route("/trainings/<training_id>")
+class TrainingById(MethodView):
+    @blp.scope("trainings:read")
+    @blp.response(200, TrainingSchema)
+    @blp.errors(404)
+    def get(self, training_id):
+        """Get a training"""
+        return trainings.get_training(g.workspace_id, training_id)
+
+    @blp.scope("trainings:write")
+    @blp.arguments(TrainingUpdateSchema)
+    @blp.response(200, TrainingSchema)
+    @blp.errors(400, 404)
+    def patch(self, changes, training_id):
+        """Update a training (a url training fetches its page again when url is given)"""
+        return trainings.update_training(g.workspace_id, training_id, changes)
+
+    @blp.scope("trainings:write")
+    @blp.response(204)
+    @blp.errors(404)
+    def delete(self, training_id):
+        """Delete a training"""
+        trainings.delete_training(g.workspace_id, training_id)
+        return Response(status=204)

@@ -1,0 +1,121 @@
+"""Trainings: an agent's knowledge (texts, Q&A pairs, web pages, documents).
+
+Every row is mirrored in the FTS5 table `training_fts` by triggers (see
+migrations/0003), so the index is exact whatever writes the table: insert,
+update and delete change it in the same transaction. The FTS table is
+contentless (it stores no second copy of the text) and keyed by
+`search_rowid`, an integer of our own: the implicit rowid of a table with a
+text primary key may be renumbered by VACUUM, this column never is.
+"""
+
+import re
+
+from peewee import CharField, ForeignKeyField, IntegerField, TextField, fn
+
+from ..db import database
+from .agents import Agent
+from .base import TimestampedModel, WorkspaceScoped
+from .tenancy import Workspace
+
+TYPES = ("text", "qa", "url", "document")
+STATUSES = ("ready", "failed")
+# Letters and digits as the FTS5 unicode61 tokenizer sees them; everything
+# else separates terms, so it can never reach FTS5 as query syntax.
+_TERM = re.compile(r"[^\W_]+")
+
+
+class Training(TimestampedModel, WorkspaceScoped):
+    workspace = ForeignKeyField(Workspace, backref="trainings", on_delete="CASCADE")
+    # Indexed by (agent, created_at) below.
+    agent = ForeignKeyField(Agent, backref="trainings", on_delete="CASCADE", index=False)
+    type = CharField(max_length=20)
+    status = CharField(max_length=20, default="ready")
+    failure_reason = TextField(null=True)
+    title = TextField(default="")
+    content = TextField(default="")
+    question = TextField(default="")
+    answer = TextField(default="")
+    url = TextField(null=True)
+    filename = CharField(max_length=255, null=True)
+    search_rowid = IntegerField(unique=True)
+
+    class Meta:
+        indexes = ((("agent", "created_at"), False),)
+
+    @classmethod
+    def next_search_rowid(cls):
+        """The next free FTS key; callers hold the write lock (BEGIN IMMEDIATE)."""
+        return (cls.select(fn.COALESCE(fn.MAX(cls.search_rowid), 0)).scalar() or 0) + 1
+
+    @classmethod
+    def create(cls, **values):
+        values.setdefault("search_rowid", cls.next_search_rowid())
+        return super().create(**values)
+
+    @classmethod
+    def insert_rows(cls, rows, batch_size=500):
+        """Bulk insert dicts of field values (FTS keys assigned here); the
+        triggers index every row as it lands."""
+        first = cls.next_search_rowid()
+        for offset, row in enumerate(rows):
+            row.setdefault("search_rowid", first + offset)
+        for start in range(0, len(rows), batch_size):
+            cls.insert_many(rows[start : start + batch_size]).execute()
+
+    @classmethod
+    def listed(cls, workspace_id, agent_id, type=None, status=None):
+        query = cls.in_workspace(workspace_id).where(cls.agent == agent_id)
+        if type:
+            query = query.where(cls.type == type)
+        if status:
+            query = query.where(cls.status == status)
+        return query
+
+    @classmethod
+    def search(cls, agent_id, text, limit, match_all=True):
+        """The agent's ready trainings best matching `text`, best first, each
+        with `.rank` (FTS5 bm25: lower is better). Empty when no term."""
+        expression = match_expression(agent_id, text, match_all)
+        if expression is None:
+            return []
+        # The inner query is the whole FTS5 work (ORDER BY rank LIMIT lets
+        # FTS5 keep only the best rows); the join then reads those rows only.
+        return list(
+            cls.raw(
+                "SELECT t.*, hits.rank AS rank FROM ("
+                " SELECT rowid, rank FROM training_fts WHERE training_fts MATCH ?"
+                " ORDER BY rank LIMIT ?"
+                ") AS hits JOIN training AS t ON t.search_rowid = hits.rowid"
+                " ORDER BY hits.rank",
+                expression,
+                limit,
+            )
+        )
+
+
+def agent_token(agent_id):
+    """How an agent id is indexed: one token, the UUID's hex digits."""
+    return str(agent_id).replace("-", "")
+
+
+def terms(text):
+    return _TERM.findall(text or "")
+
+
+def match_expression(agent_id, text, match_all=True):
+    """An FTS5 query for `text` within one agent's trainings, or None.
+
+    User input never reaches FTS5 as syntax: it is cut into letter/digit
+    terms, and each term is sent as a quoted string.
+    """
+    words = terms(text)
+    if not words:
+        return None
+    quoted = [f'"{word}"' for word in dict.fromkeys(word.lower() for word in words)]
+    joined = (" AND " if match_all else " OR ").join(quoted)
+    return f'agent : "{agent_token(agent_id)}" AND {{title body}} : ({joined})'
+
+
+def fts_row_count():
+    """Rows in the search index (for checks that it matches the table)."""
+    return database.execute_sql("SELECT COUNT(*) FROM training_fts_docsize").fetchone()[0]

@@ -1,0 +1,70 @@
+"""Plain text out of what trainings are made from: HTML pages and uploaded
+files. Standard library only."""
+
+from html.parser import HTMLParser
+
+# Elements whose text is not content.
+_SKIPPED = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object"}
+# Elements that start a new line of text.
+_BLOCKS = {
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+    "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table",
+    "td", "th", "tr", "ul",
+}  # fmt: skip
+_VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source"}
+
+
+class _TextParser(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lines = [[]]
+        self.title = []
+        self.skipping = []  # open skipped elements
+        self.in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "title":
+            self.in_title = True
+        elif tag in _SKIPPED and tag not in _VOID:
+            self.skipping.append(tag)
+        if tag in _BLOCKS:
+            self.lines.append([])
+
+    def handle_endtag(self, tag):
+        if tag == "title":
+            self.in_title = False
+        elif self.skipping and tag == self.skipping[-1]:
+            self.skipping.pop()
+        if tag in _BLOCKS:
+            self.lines.append([])
+
+    def handle_data(self, data):
+        if self.in_title:
+            self.title.append(data)
+        elif not self.skipping:
+            self.lines[-1].append(data)
+
+
+def html_to_text(html):
+    """(title, text) of an HTML document: visible text, one block per line."""
+    parser = _TextParser()
+    parser.feed(html)
+    parser.close()
+    lines = (" ".join("".join(parts).split()) for parts in parser.lines)
+    return " ".join("".join(parser.title).split()), "\n".join(line for line in lines if line)
+
+
+def decode_text(raw, charset=None):
+    """Bytes to text: the declared charset, else UTF-8 (with or without BOM),
+    else Windows-1252 (which accepts any byte)."""
+    for encoding in filter(None, (charset, "utf-8-sig")):
+        try:
+            return raw.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return raw.decode("cp1252", errors="replace")
+
+
+def looks_binary(raw):
+    return b"\x00" in raw[:8192]

@@ -1,0 +1,203 @@
+"""Trainings: what each type needs, fetching pages, reading uploaded files,
+and searching an agent's knowledge.
+
+The search index follows the table by itself (triggers, see models/trainings.py),
+so nothing here has to remember to update it.
+"""
+
+from pathlib import PurePosixPath
+
+import requests
+from flask import current_app
+
+from .. import netguard
+from ..db import transaction
+from ..errors import NotFound, ValidationError
+from ..models import Training
+from ..models.pagination import paginate
+from . import agents
+from .knowledge_text import decode_text, html_to_text, looks_binary
+
+# The fields each type is made of (and the only ones PATCH may change).
+FIELDS = {
+    "text": ("title", "content"),
+    "qa": ("question", "answer"),
+    "url": ("url", "title"),
+    "document": ("title",),
+}
+REQUIRED = {"text": ("content",), "qa": ("question", "answer"), "url": ("url",), "document": ()}
+DOCUMENT_SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".csv": "text"}
+DOCUMENT_SUFFIXES.update({".html": "html", ".htm": "html"})
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+TEXT_TYPES = ("text/plain", "text/markdown", "text/csv")
+SEARCH_DEFAULT_LIMIT = 10
+
+
+def not_found(training_id):
+    return NotFound(f"Training {training_id} not found.", code="TRAINING_NOT_FOUND")
+
+
+def get_training(workspace_id, training_id):
+    return Training.get_in_workspace(workspace_id, training_id, not_found(training_id))
+
+
+def list_trainings(workspace_id, agent_id, paging, type=None, status=None):
+    agent = agents.get_agent(workspace_id, agent_id)
+    return paginate(Training.listed(workspace_id, agent.id, type, status), Training, paging)
+
+
+def create_training(workspace_id, agent_id, values, upload=None):
+    """Create a training of values["type"]; `upload` is the file of a document.
+
+    A page is fetched before the write transaction (never hold the write
+    lock over the network); a failed fetch is stored as status failed.
+    """
+    kind = values["type"]
+    _check_fields(kind, values, creating=True)
+    if (upload is not None) != (kind == "document"):
+        raise ValidationError("file", "required for document trainings, refused otherwise")
+    agents.get_agent(workspace_id, agent_id)
+    fields = {name: values[name] for name in FIELDS[kind] if name in values}
+    if kind == "url":
+        fields.update(fetch_page(values["url"], values.get("title")))
+    elif kind == "document":
+        fields.update(read_document(upload, values.get("title")))
+    with transaction():
+        agent = agents.get_agent(workspace_id, agent_id)
+        return Training.create(workspace=workspace_id, agent=agent.id, type=kind, **fields)
+
+
+def update_training(workspace_id, training_id, changes):
+    """Change the fields of the training's type; a url change (or the same url
+    again) fetches the page anew."""
+    kind = get_training(workspace_id, training_id).type
+    _check_fields(kind, changes, creating=False)
+    fields = dict(changes)
+    if kind == "url" and "url" in changes:
+        fields.update(fetch_page(changes["url"], changes.get("title")))
+    with transaction():
+        training = get_training(workspace_id, training_id)
+        for name, value in fields.items():
+            setattr(training, name, value)
+        training.save()
+        return training
+
+
+def delete_training(workspace_id, training_id):
+    with transaction():
+        get_training(workspace_id, training_id).delete_instance()
+
+
+def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
+    """The agent's ready trainings best matching `q`, each with `.score`
+    (BM25 relevance, higher is better). match: "all" terms or "any" term."""
+    agent = agents.get_agent(workspace_id, agent_id)
+    hits = Training.search(agent.id, q, limit, match_all=(match == "all"))
+    for hit in hits:
+        hit.score = round(-hit.rank, 6)
+    return hits
+
+
+def _check_fields(kind, values, creating):
+    for name in ("title", "content", "question", "answer", "url"):
+        if name in values and name not in FIELDS[kind]:
+            raise ValidationError(name, f"does not apply to {kind} trainings")
+    for name in REQUIRED[kind]:
+        if creating and not values.get(name):
+            raise ValidationError(
+                name, f"required for {kind} trainings", code="MISSING_REQUIRED_FIELD"
+            )
+        if not creating and name in values and not values[name]:
+            raise ValidationError(name, "must not be empty")
+
+
+def fetch_page(url, title=None):
+    """Fetch `url` (SSRF-guarded, time and size bounded) into training fields:
+    its text with status ready, or status failed and the reason."""
+    config = current_app.config
+    allow_private = config["TRAININGS_ALLOW_PRIVATE_URLS"]
+    limit = config["TRAININGS_URL_MAX_BYTES"]
+    timeout = config["TRAININGS_URL_TIMEOUT_SECONDS"]
+    try:
+        response = netguard.safe_request(
+            "GET",
+            url,
+            allow_private=allow_private,
+            allowed_ports=() if allow_private else None,
+            timeout=timeout,
+            max_bytes=limit,
+            headers={"Accept": "text/html, text/plain;q=0.9, */*;q=0.1"},
+        )
+    except netguard.UnsafeURL as error:
+        raise ValidationError("url", f"refused: {error}") from None
+    except requests.Timeout:
+        return _failed(f"the page did not answer within {timeout} seconds", title)
+    except requests.RequestException as error:
+        return _failed(f"the page could not be fetched ({type(error).__name__})", title)
+    problem = _response_problem(response, limit)
+    if problem:
+        return _failed(problem, title)
+    return _page_fields(response, title)
+
+
+def _response_problem(response, limit):
+    if 300 <= response.status_code < 400:
+        location = response.headers.get("Location", "elsewhere")
+        return f"the page redirects (HTTP {response.status_code}) to {location}; add that URL"
+    if not 200 <= response.status_code < 300:
+        return f"the page answered HTTP {response.status_code}"
+    if response.truncated:
+        return f"the page is larger than {limit} bytes"
+    media_type = _media_type(response)
+    if media_type not in HTML_TYPES + TEXT_TYPES:
+        return f"unsupported content type {media_type or '(none)'}"
+    return None
+
+
+def _page_fields(response, title):
+    charset = response.encoding if "charset" in response.headers.get("Content-Type", "") else None
+    text = decode_text(response.content, charset)
+    page_title = ""
+    if _media_type(response) in HTML_TYPES:
+        page_title, text = html_to_text(text)
+    if not text.strip():
+        return _failed("the page has no text", title)
+    return {
+        "status": "ready",
+        "failure_reason": None,
+        "title": title or page_title,
+        "content": text.strip(),
+    }
+
+
+def _media_type(response):
+    return response.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+
+def _failed(reason, title):
+    return {"status": "failed", "failure_reason": reason, "title": title or "", "content": ""}
+
+
+def read_document(upload, title=None):
+    """Training fields of an uploaded .txt/.md/.html/.csv file (400 naming `file`)."""
+    filename = PurePosixPath((upload.filename or "").replace("\\", "/")).name
+    kind = DOCUMENT_SUFFIXES.get(PurePosixPath(filename).suffix.lower())
+    if kind is None:
+        raise ValidationError("file", "must be a .txt, .md, .html or .csv file")
+    limit = current_app.config["TRAININGS_DOCUMENT_MAX_BYTES"]
+    raw = upload.read(limit + 1)
+    if len(raw) > limit:
+        raise ValidationError("file", f"larger than {limit} bytes")
+    if looks_binary(raw):
+        raise ValidationError("file", "is not a text file")
+    text = decode_text(raw)
+    page_title = ""
+    if kind == "html":
+        page_title, text = html_to_text(text)
+    if not text.strip():
+        raise ValidationError("file", "has no text")
+    return {
+        "title": title or page_title or filename,
+        "content": text.strip(),
+        "filename": filename[:255],
+    }
