@@ -57,6 +57,12 @@ DEFAULTS = {
     "SMTP_FROM": "agent-platform@localhost",
     "SMTP_STARTTLS": False,
     "SMTP_TIMEOUT_SECONDS": 10,
+    "MESSAGES_SEND_POLL_SECONDS": 2.0,
+    "MESSAGES_SEND_BATCH": 20,
+    "MESSAGES_SEND_LEASE_SECONDS": 60,
+    "MESSAGES_SEND_MAX_ATTEMPTS": 5,
+    "MESSAGES_IDEMPOTENCY_HOURS": 24,
+    "MESSAGES_IDEMPOTENCY_PURGE_SECONDS": 3600,
 }
 
 # Keys whose default is None, with the types a value may have.
