@@ -103,15 +103,20 @@ def bare_flask(route_file, port, threads=8):
 
 
 def resident_mb(pid):
-    """Resident memory of a process and its children, in MB."""
-    total = 0
+    """Memory of a process and its children in MB: (RSS sum, PSS sum).
+
+    gunicorn forks its worker from the master, so the two share most pages;
+    RSS counts shared pages twice, PSS (proportional set size) once.
+    """
+    rss = pss = 0
     for candidate in [pid, *_children(pid)]:
         try:
-            status = Path(f"/proc/{candidate}/status").read_text()
+            rollup = Path(f"/proc/{candidate}/smaps_rollup").read_text()
         except FileNotFoundError:
             continue
-        total += int(re.search(r"VmRSS:\s+(\d+)", status).group(1))
-    return total / 1024
+        rss += int(re.search(r"^Rss:\s+(\d+)", rollup, re.M).group(1))
+        pss += int(re.search(r"^Pss:\s+(\d+)", rollup, re.M).group(1))
+    return rss / 1024, pss / 1024
 
 
 def _children(pid):
@@ -122,15 +127,22 @@ def _children(pid):
     return [int(child) for child in text.split()]
 
 
+PACED_SCRIPT = Path(__file__).resolve().parent / "paced.lua"
+
+
 def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None):
-    """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count."""
+    """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count.
+
+    script=PACED_SCRIPT makes each connection pause between requests, so the
+    latency is measured below saturation instead of being mostly queueing.
+    """
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed for this benchmark: apt-get install wrk")
     command = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency"]
     for name, value in (headers or {}).items():
         command += ["-H", f"{name}: {value}"]
     if script:
-        command += ["-s", script]
+        command += ["-s", str(script)]
     output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
     return {
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
