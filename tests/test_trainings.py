@@ -1,0 +1,461 @@
+import io
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agent_platform.db import database
+from agent_platform.models import Training
+from agent_platform.models.trainings import fts_row_count
+from conftest import assert_error
+
+MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
+PAGE = b"""<!doctype html><html><head><title>Returns &amp; refunds</title>
+<style>body { color: red }</style><script>var hidden = "secretword";</script></head>
+<body><nav>Home</nav><h1>Refund policy</h1><p>Items can be returned within
+<b>30 days</b>.</p><p>Caf&eacute; vouchers are final.</p></body></html>"""
+BIG = b"<p>" + b"word " * 2000 + b"</p>"
+
+
+class Pages(BaseHTTPRequestHandler):
+    ROUTES = {
+        "/page.html": (200, "text/html; charset=utf-8", PAGE),
+        "/notes.txt": (200, "text/plain", b"Opening hours: 9 to 17, Monday to Friday"),
+        "/latin1.txt": (200, "text/plain; charset=iso-8859-1", "Crème brûlée".encode("latin-1")),
+        "/missing": (404, "text/html", b"<p>no such page</p>"),
+        "/image.png": (200, "image/png", b"\x89PNG\r\n\x1a\n"),
+        "/empty.html": (200, "text/html", b"<html><script>x()</script></html>"),
+        "/big.html": (200, "text/html", BIG),
+    }
+
+    def do_GET(self):
+        if self.path == "/moved":
+            self.send_response(302)
+            self.send_header("Location", "/page.html")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/slow":
+            time.sleep(3)
+        status, content_type, body = self.ROUTES.get(self.path, (404, "text/plain", b"?"))
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "TRAININGS_ALLOW_PRIVATE_URLS": True,
+        "TRAININGS_URL_TIMEOUT_SECONDS": 1,
+        "TRAININGS_URL_MAX_BYTES": 5000,
+        "TRAININGS_DOCUMENT_MAX_BYTES": 2000,
+    }
+
+
+@pytest.fixture
+def agent(caller):
+    return caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
+
+
+def add(caller, agent, **values):
+    return caller.post(f"/v1/agents/{agent}/trainings", json=values)
+
+
+def added(caller, agent, **values):
+    response = add(caller, agent, **values)
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["data"]
+
+
+def upload(caller, agent, name, content, **fields):
+    data = {"type": "document", **fields, "file": (io.BytesIO(content), name)}
+    return caller.post(f"/v1/agents/{agent}/trainings", data=data)
+
+
+def search(caller, agent, q, **params):
+    response = caller.get(f"/v1/agents/{agent}/trainings/search", query_string={"q": q, **params})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()["data"]
+
+
+def found(caller, agent, q, **params):
+    return [hit["id"] for hit in search(caller, agent, q, **params)]
+
+
+def test_text_and_qa_trainings(caller, agent):
+    text = added(caller, agent, type="text", title="Refunds", content="Refunds take 5 days.")
+    assert text["type"] == "text" and text["status"] == "ready"
+    assert (text["title"], text["content"]) == ("Refunds", "Refunds take 5 days.")
+    assert text["question"] is None and text["url"] is None and text["failure_reason"] is None
+    assert text["agent_id"] == agent
+    qa = added(caller, agent, type="qa", question="Do you ship abroad?", answer="Yes, worldwide.")
+    assert (qa["question"], qa["answer"], qa["title"]) == (
+        "Do you ship abroad?",
+        "Yes, worldwide.",
+        None,
+    )
+    assert caller.get(f"/v1/trainings/{qa['id']}").get_json()["data"] == qa
+
+
+@pytest.mark.parametrize(
+    "values, code, field",
+    [
+        ({"title": "x", "content": "y"}, "MISSING_REQUIRED_FIELD", "type"),
+        ({"type": "text", "title": "only a title"}, "MISSING_REQUIRED_FIELD", "content"),
+        ({"type": "qa", "question": "q?"}, "MISSING_REQUIRED_FIELD", "answer"),
+        ({"type": "url"}, "MISSING_REQUIRED_FIELD", "url"),
+        ({"type": "poem", "content": "x"}, "VALIDATION_ERROR", "type"),
+        ({"type": "text", "content": "x", "question": "q"}, "VALIDATION_ERROR", "question"),
+        (
+            {"type": "qa", "question": "q", "answer": "a", "url": "http://a.example"},
+            "VALIDATION_ERROR",
+            "url",
+        ),
+        ({"type": "text", "content": ""}, "VALIDATION_ERROR", "content"),
+        ({"type": "url", "url": "ftp://example.com/x"}, "VALIDATION_ERROR", "url"),
+        ({"type": "url", "url": "not a url"}, "VALIDATION_ERROR", "url"),
+        ({"type": "document"}, "VALIDATION_ERROR", "file"),
+        ({"type": "text", "content": "x", "colour": "red"}, "VALIDATION_ERROR", "colour"),
+    ],
+)
+def test_invalid_trainings_are_400_naming_the_field(caller, agent, values, code, field):
+    assert_error(add(caller, agent, **values), 400, code, field)
+    assert Training.select().count() == 0
+
+
+def test_list_filters_and_pages(caller, agent):
+    added(caller, agent, type="text", content="one")
+    added(caller, agent, type="qa", question="two?", answer="two")
+    added(caller, agent, type="text", content="three")
+    listing = caller.get(f"/v1/agents/{agent}/trainings?type=text&order=asc").get_json()
+    assert [t["content"] for t in listing["data"]] == ["one", "three"]
+    assert listing["pagination"]["total"] == 2
+    ready = caller.get(f"/v1/agents/{agent}/trainings?status=ready&limit=1").get_json()
+    assert ready["pagination"] == {"page": 1, "limit": 1, "total": 3, "total_pages": 3}
+    assert_error(
+        caller.get(f"/v1/agents/{agent}/trainings?type=poem"), 400, "VALIDATION_ERROR", "type"
+    )
+
+
+def test_update_and_delete(caller, agent):
+    text = added(caller, agent, type="text", title="Hours", content="Open at nine")
+    response = caller.patch(f"/v1/trainings/{text['id']}", json={"content": "Open at ten"})
+    assert response.status_code == 200
+    assert response.get_json()["data"]["content"] == "Open at ten"
+    assert_error(
+        caller.patch(f"/v1/trainings/{text['id']}", json={"answer": "x"}),
+        400,
+        "VALIDATION_ERROR",
+        "answer",
+    )
+    assert_error(
+        caller.patch(f"/v1/trainings/{text['id']}", json={"type": "qa"}),
+        400,
+        "VALIDATION_ERROR",
+        "type",
+    )
+    assert_error(
+        caller.patch(f"/v1/trainings/{text['id']}", json={"content": ""}),
+        400,
+        "VALIDATION_ERROR",
+        "content",
+    )
+    assert caller.delete(f"/v1/trainings/{text['id']}").status_code == 204
+    assert_error(caller.get(f"/v1/trainings/{text['id']}"), 404, "TRAINING_NOT_FOUND")
+    assert_error(caller.delete(f"/v1/trainings/{text['id']}"), 404, "TRAINING_NOT_FOUND")
+
+
+def test_search_ranks_matches_and_scores_them(caller, agent):
+    best = added(
+        caller, agent, type="text", title="Refund policy", content="Refunds within 30 days."
+    )
+    weaker = added(
+        caller, agent, type="text", title="Shipping", content="A refund for lost parcels."
+    )
+    added(caller, agent, type="text", title="Hours", content="We open at nine.")
+    hits = search(caller, agent, "refund")
+    assert [hit["id"] for hit in hits] == [best["id"], weaker["id"]]
+    assert hits[0]["score"] > hits[1]["score"] > 0
+    assert hits[0]["content"] == "Refunds within 30 days." and hits[0]["type"] == "text"
+    # All terms by default, any term on request; stemming finds "refunds".
+    assert found(caller, agent, "refund nine") == []
+    assert len(found(caller, agent, "refund nine", match="any")) == 3
+    assert found(caller, agent, "refund", limit=1) == [best["id"]]
+
+
+def test_qa_matches_on_question_and_answer(caller, agent):
+    qa = added(
+        caller, agent, type="qa", question="Can I pay by card?", answer="Visa and Mastercard."
+    )
+    assert found(caller, agent, "card") == [qa["id"]]
+    assert found(caller, agent, "mastercard") == [qa["id"]]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "refund*",
+        "AND",
+        "OR NOT",
+        "NEAR(refund)",
+        "title:refund",
+        "{title}: x",
+        "(",
+        "^refund",
+        "refund -",
+        "' OR 1=1 --",
+        "*",
+        "+",
+        ":",
+        "-- \\",
+    ],
+)
+def test_fts5_syntax_in_queries_never_errors(caller, agent, query):
+    added(caller, agent, type="text", title="Refund", content="refund policy AND more")
+    response = caller.get(f"/v1/agents/{agent}/trainings/search", query_string={"q": query})
+    assert response.status_code == 200
+    assert isinstance(response.get_json()["data"], list)
+
+
+def test_search_query_validation(caller, agent):
+    path = f"/v1/agents/{agent}/trainings/search"
+    assert_error(caller.get(path), 400, "MISSING_REQUIRED_FIELD", "q")
+    assert_error(caller.get(path + "?q="), 400, "VALIDATION_ERROR", "q")
+    assert_error(caller.get(path + "?q=x&limit=0"), 400, "VALIDATION_ERROR", "limit")
+    assert_error(caller.get(path + "?q=x&match=some"), 400, "VALIDATION_ERROR", "match")
+
+
+def test_the_index_stays_exact(caller, agent):
+    def indexed():
+        return fts_row_count()
+
+    first = added(caller, agent, type="text", title="Alpha", content="zebra crossing")
+    second = added(caller, agent, type="qa", question="Where are the giraffes?", answer="North")
+    assert indexed() == 2
+    assert found(caller, agent, "zebra") == [first["id"]]
+    caller.patch(f"/v1/trainings/{first['id']}", json={"content": "lion den"})
+    assert found(caller, agent, "zebra") == []
+    assert found(caller, agent, "lion") == [first["id"]]
+    caller.patch(f"/v1/trainings/{second['id']}", json={"question": "Where are the hippos?"})
+    assert found(caller, agent, "giraffes") == [] and found(caller, agent, "hippos") == [
+        second["id"]
+    ]
+    caller.delete(f"/v1/trainings/{first['id']}")
+    assert found(caller, agent, "lion") == [] and indexed() == 1
+    # The index agrees with the table: integrity-check raises when it does not.
+    database.execute_sql(
+        "INSERT INTO training_fts (training_fts, rank) VALUES ('integrity-check', 1)"
+    )
+    # A rolled-back write leaves no trace in the index.
+    with pytest.raises(RuntimeError):
+        with database.atomic():
+            Training.create(
+                workspace=caller.workspace_id, agent=agent, type="text", content="okapi"
+            )
+            raise RuntimeError
+    assert found(caller, agent, "okapi") == [] and indexed() == 1
+
+
+def test_search_is_per_agent_and_per_workspace(caller, other, agent):
+    mine = added(caller, agent, type="text", content="secret recipe")
+    sibling = caller.post("/v1/agents", json={"name": "Bo"}).get_json()["data"]["id"]
+    added(caller, sibling, type="text", content="secret handshake")
+    assert found(caller, agent, "secret") == [mine["id"]]
+    theirs = other.post("/v1/agents", json={"name": "Cy"}).get_json()["data"]["id"]
+    added(other, theirs, type="text", content="secret sauce")
+    assert found(caller, agent, "secret") == [mine["id"]]
+    assert_error(other.get(f"/v1/agents/{agent}/trainings/search?q=secret"), 404, "AGENT_NOT_FOUND")
+
+
+def test_another_workspace_sees_nothing(caller, other, agent):
+    training = added(caller, agent, type="text", content="x")
+    assert_error(other.get(f"/v1/trainings/{training['id']}"), 404, "TRAINING_NOT_FOUND")
+    assert_error(
+        other.patch(f"/v1/trainings/{training['id']}", json={"content": "y"}),
+        404,
+        "TRAINING_NOT_FOUND",
+    )
+    assert_error(other.delete(f"/v1/trainings/{training['id']}"), 404, "TRAINING_NOT_FOUND")
+    assert_error(other.get(f"/v1/agents/{agent}/trainings"), 404, "AGENT_NOT_FOUND")
+    assert_error(add(other, agent, type="text", content="x"), 404, "AGENT_NOT_FOUND")
+    assert_error(add(caller, MISSING_ID, type="text", content="x"), 404, "AGENT_NOT_FOUND")
+    assert caller.get(f"/v1/trainings/{training['id']}").get_json()["data"]["content"] == "x"
+
+
+def test_scopes(make_caller, caller, agent):
+    training = added(caller, agent, type="text", content="x")
+    reader = make_caller(scopes=["trainings:read"], workspace_id=caller.workspace_id)
+    writer = make_caller(scopes=["trainings:write"], workspace_id=caller.workspace_id)
+    assert_error(
+        add(reader, agent, type="text", content="y"), 403, "INSUFFICIENT_SCOPE", "trainings:write"
+    )
+    assert_error(reader.delete(f"/v1/trainings/{training['id']}"), 403, "INSUFFICIENT_SCOPE")
+    assert_error(
+        writer.get(f"/v1/agents/{agent}/trainings"), 403, "INSUFFICIENT_SCOPE", "trainings:read"
+    )
+    assert_error(writer.get(f"/v1/agents/{agent}/trainings/search?q=x"), 403, "INSUFFICIENT_SCOPE")
+    assert reader.get(f"/v1/trainings/{training['id']}").status_code == 200
+    assert add(writer, agent, type="text", content="y").status_code == 201
+
+
+def test_url_training_fetches_the_page_text(caller, agent, site):
+    training = added(caller, agent, type="url", url=f"{site}/page.html")
+    assert training["status"] == "ready" and training["failure_reason"] is None
+    assert training["title"] == "Returns & refunds"
+    assert "Items can be returned within 30 days." in training["content"]
+    assert "Café vouchers are final." in training["content"]
+    assert "secretword" not in training["content"] and "color" not in training["content"]
+    assert found(caller, agent, "returned") == [training["id"]]
+    assert found(caller, agent, "cafe") == [training["id"]]  # diacritics folded
+    titled = added(caller, agent, type="url", url=f"{site}/notes.txt", title="Hours")
+    assert (titled["title"], titled["content"]) == (
+        "Hours",
+        "Opening hours: 9 to 17, Monday to Friday",
+    )
+    latin = added(caller, agent, type="url", url=f"{site}/latin1.txt")
+    assert latin["content"] == "Crème brûlée"
+
+
+@pytest.mark.parametrize(
+    "path, reason",
+    [
+        ("/missing", "HTTP 404"),
+        ("/moved", "redirects (HTTP 302)"),
+        ("/image.png", "unsupported content type image/png"),
+        ("/empty.html", "no text"),
+        ("/big.html", "larger than 5000 bytes"),
+        ("/slow", "did not answer within 1 seconds"),
+    ],
+)
+def test_failed_fetches_are_recorded_on_the_training(caller, agent, site, path, reason):
+    training = added(caller, agent, type="url", url=site + path, title="Broken page")
+    assert training["status"] == "failed"
+    assert reason in training["failure_reason"]
+    assert training["content"] == ""
+    assert found(caller, agent, "broken") == []  # failed trainings are not searchable
+    listed = caller.get(f"/v1/agents/{agent}/trainings?status=failed").get_json()["data"]
+    assert [t["id"] for t in listed] == [training["id"]]
+
+
+def test_unreachable_host_fails_the_training(caller, agent):
+    training = added(caller, agent, type="url", url="http://127.0.0.1:9/nothing")
+    assert training["status"] == "failed" and "could not be fetched" in training["failure_reason"]
+
+
+def test_patching_the_url_fetches_again(caller, agent, site):
+    training = added(caller, agent, type="url", url=f"{site}/missing")
+    assert training["status"] == "failed"
+    response = caller.patch(f"/v1/trainings/{training['id']}", json={"url": f"{site}/notes.txt"})
+    fixed = response.get_json()["data"]
+    assert fixed["status"] == "ready" and fixed["failure_reason"] is None
+    assert found(caller, agent, "monday") == [training["id"]]
+    assert_error(
+        caller.patch(f"/v1/trainings/{training['id']}", json={"content": "x"}),
+        400,
+        "VALIDATION_ERROR",
+        "content",
+    )
+
+
+class TestPrivateAddressesRefusedByDefault:
+    @pytest.fixture
+    def settings(self, tmp_path):
+        return {"DATABASE_PATH": str(tmp_path / "test.db")}
+
+    @pytest.mark.parametrize(
+        "url",
+        ["http://127.0.0.1/", "http://10.0.0.5/", "http://169.254.169.254/latest", "http://[::1]/"],
+    )
+    def test_refused(self, caller, agent, url):
+        error = assert_error(
+            add(caller, agent, type="url", url=url), 400, "VALIDATION_ERROR", "url"
+        )
+        assert "refused" in error["message"]
+        assert Training.select().count() == 0
+
+    def test_private_site_refused(self, caller, agent, site):
+        assert_error(
+            add(caller, agent, type="url", url=f"{site}/page.html"), 400, "VALIDATION_ERROR"
+        )
+
+
+@pytest.mark.parametrize(
+    "name, content, expected_title, expected_text",
+    [
+        ("faq.txt", b"Returns are free.", "faq.txt", "Returns are free."),
+        (
+            "guide.md",
+            "# Guide\nUse the *app*. \xe9".encode(),
+            "guide.md",
+            "# Guide\nUse the *app*. \xe9",
+        ),
+        ("prices.csv", b"item,price\ntea,3\n", "prices.csv", "item,price\ntea,3"),
+        ("win.txt", "na\xefve".encode("cp1252"), "win.txt", "na\xefve"),
+        (
+            "page.html",
+            b"<html><head><title>Menu</title></head><body><p>Soup</p><p>Bread</p></body></html>",
+            "Menu",
+            "Soup\nBread",
+        ),
+    ],
+)
+def test_documents_are_read_as_text(caller, agent, name, content, expected_title, expected_text):
+    response = upload(caller, agent, name, content)
+    assert response.status_code == 201, response.get_json()
+    training = response.get_json()["data"]
+    assert training["type"] == "document" and training["status"] == "ready"
+    assert (training["filename"], training["title"]) == (name, expected_title)
+    assert training["content"] == expected_text
+
+
+def test_document_title_and_search(caller, agent):
+    response = upload(caller, agent, "a.txt", b"The wifi password is on the fridge.", title="Wifi")
+    training = response.get_json()["data"]
+    assert training["title"] == "Wifi"
+    assert found(caller, agent, "fridge") == [training["id"]]
+    patched = caller.patch(f"/v1/trainings/{training['id']}", json={"title": "Internet"})
+    assert patched.get_json()["data"]["title"] == "Internet"
+
+
+@pytest.mark.parametrize(
+    "name, content, problem",
+    [
+        ("report.pdf", b"%PDF-1.4", "must be a .txt"),
+        ("noext", b"hello", "must be a .txt"),
+        ("big.txt", b"x" * 2001, "larger than 2000 bytes"),
+        ("bin.txt", b"abc\x00def", "not a text file"),
+        ("blank.txt", b"   \n", "has no text"),
+    ],
+)
+def test_bad_documents_are_400_naming_file(caller, agent, name, content, problem):
+    error = assert_error(upload(caller, agent, name, content), 400, "VALIDATION_ERROR", "file")
+    assert problem in error["message"]
+
+
+def test_a_file_is_only_for_documents(caller, agent):
+    data = {"type": "text", "content": "x", "file": (io.BytesIO(b"x"), "a.txt")}
+    response = caller.post(f"/v1/agents/{agent}/trainings", data=data)
+    assert_error(response, 400, "VALIDATION_ERROR", "file")
+    form = {"type": "document", "colour": "red", "file": (io.BytesIO(b"x"), "a.txt")}
+    response = caller.post(f"/v1/agents/{agent}/trainings", data=form)
+    assert_error(response, 400, "VALIDATION_ERROR", "colour")
