@@ -1,5 +1,6 @@
 """A real HTTP receiver on loopback, scripted answer by answer, for webhook tests."""
 
+import socket
 import threading
 import time
 from collections import deque
@@ -74,6 +75,12 @@ def _handler(receiver):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self):
+            super().setup()
+            # Headers and body go out in two writes: without this, Nagle's
+            # algorithm and delayed ACKs add 40 ms to every answer.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _answer(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
@@ -108,3 +115,50 @@ def _handler(receiver):
             pass
 
     return Handler
+
+
+def register(caller, url, events=("*",), **values):
+    """Register a webhook through the API; returns its JSON (with the secret)."""
+    response = caller.post("/v1/webhooks", json={"url": url, "events": list(events), **values})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    return response.get_json()["data"]
+
+
+def raise_event(workspace_id, name="contact.created", data=None, now=None):
+    """Emit an event in its own transaction, as a service would."""
+    from agent_platform.db import transaction
+    from agent_platform.events import emit
+
+    with transaction():
+        return emit(workspace_id, name, data if data is not None else {"id": "c-1"}, now=now)
+
+
+def deliveries_of(webhook_id):
+    from agent_platform.models.webhooks import Delivery
+
+    return list(
+        Delivery.select().where(Delivery.webhook == webhook_id).order_by(Delivery.created_at)
+    )
+
+
+class SmtpSink:
+    """A real SMTP server (aiosmtpd) on loopback that keeps what it receives."""
+
+    def __init__(self):
+        import socket
+
+        from aiosmtpd.controller import Controller
+
+        self.messages = []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    async def handle_DATA(self, server, session, envelope):
+        self.messages.append(envelope)
+        return "250 Message accepted"
+
+    def close(self):
+        self.controller.stop()

@@ -11,6 +11,7 @@ from .events import Event
 from .mcp import AgentTool, McpServer, McpTool
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
 from .trainings import Training
+from .webhooks import Delivery, DeliveryAttempt, Webhook
 
 ALL_MODELS = [
     Company,
@@ -29,6 +30,9 @@ ALL_MODELS = [
     AgentTool,
     CreditUsage,
     ContextEntry,
+    Webhook,
+    Delivery,
+    DeliveryAttempt,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -1,0 +1,430 @@
+"""Delivery: queueing with the event, signatures, retries on a driven clock,
+failure policies, alerts, leases, ordering, retention."""
+
+import base64
+import hashlib
+import hmac
+import json
+from datetime import datetime, timedelta
+from email import message_from_bytes
+
+import pytest
+import standardwebhooks
+
+from agent_platform.db import transaction
+from agent_platform.events import delivery, emit, signing
+from agent_platform.models.webhooks import Delivery, DeliveryAttempt, Webhook
+from webhooks_helpers import (
+    Receiver,
+    Reply,
+    SmtpSink,
+    deliveries_of,
+    raise_event,
+    register,
+)
+
+T0 = datetime(2030, 1, 1, 12, 0, 0)
+SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [],
+    }
+
+
+@pytest.fixture
+def receiver():
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def hook(caller, receiver):
+    return register(caller, receiver.url)
+
+
+def at(seconds):
+    return T0 + timedelta(seconds=seconds)
+
+
+def envelope_of(received):
+    return json.loads(received.body)
+
+
+# --- queueing -------------------------------------------------------------------
+
+
+def test_one_delivery_per_subscribed_active_webhook(caller, other, receiver):
+    everything = register(caller, receiver.url + "/all", ["*"])
+    messages = register(caller, receiver.url + "/messages", ["messages"])
+    contacts = register(caller, receiver.url + "/contact", ["contact.created"])
+    register(caller, receiver.url + "/off", ["*"], is_active=False)
+    elsewhere = register(other, receiver.url + "/other", ["*"])
+
+    event = raise_event(caller.workspace_id, "contact.created", {"id": "c1"}, now=T0)
+    raise_event(caller.workspace_id, "message.received", {"id": "m1"}, now=T0)
+
+    assert [d.event for d in deliveries_of(everything["id"])] == [
+        "contact.created",
+        "message.received",
+    ]
+    assert [d.event for d in deliveries_of(messages["id"])] == ["message.received"]
+    assert [d.event_id for d in deliveries_of(contacts["id"])] == [event.id]
+    assert deliveries_of(elsewhere["id"]) == []
+    assert Delivery.select().count() == 4
+
+
+def test_no_delivery_when_the_change_rolls_back(caller, hook):
+    with pytest.raises(RuntimeError, match="boom"):
+        with transaction():
+            emit(caller.workspace_id, "contact.created", {"id": "x"})
+            raise RuntimeError("boom")
+    assert deliveries_of(hook["id"]) == []
+
+
+def test_envelope_and_headers_of_a_delivery(caller, hook, receiver):
+    event = raise_event(caller.workspace_id, "contact.updated", {"id": "c9", "n": 1}, now=T0)
+    assert delivery.deliver_due(now=T0) == 1
+    (got,) = receiver.requests
+    body = envelope_of(got)
+    assert body == {
+        "event": "contact.updated",
+        "timestamp": "2030-01-01T12:00:00.000000Z",
+        "webhook_id": hook["id"],
+        "data": {"id": "c9", "n": 1},
+        "event_id": event.id,
+    }
+    timestamp = "1893499200"  # T0 in Unix seconds
+    assert got.headers["X-Webhook-Timestamp"] == timestamp
+    assert got.headers["webhook-timestamp"] == timestamp
+    assert got.headers["X-Webhook-ID"] == hook["id"]
+    assert got.headers["webhook-id"] == event.id
+    assert got.headers["Content-Type"] == "application/json"
+    secret = hook["secret"].encode()
+    assert (
+        got.headers["X-Webhook-Signature"]
+        == "sha256="
+        + hmac.new(secret, timestamp.encode() + b"." + got.body, hashlib.sha256).hexdigest()
+    )
+    assert (
+        got.headers["X-Service-Signature"]
+        == "sha256=" + hmac.new(secret, got.body, hashlib.sha256).hexdigest()
+    )
+    (row,) = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count, row.lease_until) == ("succeeded", 1, None)
+
+
+# --- signatures -----------------------------------------------------------------
+
+
+def test_signature_vectors_of_both_header_variants():
+    # HMAC-SHA256 keyed with the secret string (prefix included) over
+    # "<timestamp>.<body>" (X-Webhook-Signature) and over the body (X-Service-Signature).
+    body = b'{"event":"message.received","event_id":"e1"}'
+    secret = "whsec_c2VjcmV0LWJ5dGVzLWZvci10ZXN0cw=="
+    assert signing.timestamp_signature(secret, 1700000000, body) == (
+        "sha256=910b50904ee08500334008b304a3421e2bd65e96812e96225b39f42034c738e3"
+    )
+    assert signing.body_signature(secret, body) == (
+        "sha256=390ce53fe37bd4af1ccf2d639146f4ee5e251cf3ff33cddccec15b8b0543ec61"
+    )
+    headers = signing.signature_headers([secret], "wh-1", "ev-1", 1700000000, body)
+    assert headers["X-Webhook-Signature"] == signing.timestamp_signature(secret, 1700000000, body)
+    assert headers["X-Webhook-Timestamp"] == headers["webhook-timestamp"] == "1700000000"
+    assert (headers["X-Webhook-ID"], headers["webhook-id"]) == ("wh-1", "ev-1")
+
+
+def test_standard_webhooks_vector_of_the_specification():
+    # The example of the Standard Webhooks specification.
+    signature = signing.standard_signature(
+        SPEC_SECRET, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, b'{"test": 2432232314}'
+    )
+    assert signature == "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def test_a_real_delivery_verifies_with_the_standardwebhooks_library(caller, hook, receiver):
+    raise_event(caller.workspace_id, "message.sent", {"id": "m1"})
+    delivery.deliver_due()
+    (got,) = receiver.requests
+    verified = standardwebhooks.Webhook(hook["secret"]).verify(got.body, got.headers)
+    assert verified["event"] == "message.sent"
+    with pytest.raises(standardwebhooks.WebhookVerificationError):
+        standardwebhooks.Webhook(signing.new_secret()).verify(got.body, got.headers)
+
+
+def test_secrets_have_the_whsec_prefix_and_32_random_bytes():
+    first, second = signing.new_secret(), signing.new_secret()
+    assert first.startswith("whsec_") and first != second
+    assert len(base64.b64decode(first.removeprefix("whsec_"))) == 32
+
+
+def test_rotation_signs_with_both_secrets_for_24_hours(caller, hook, receiver):
+    from agent_platform.services import webhooks
+
+    rotated = webhooks.rotate_secret(caller.workspace_id, hook["id"], now=T0)
+    old, new = hook["secret"], rotated.secret
+    assert new != old
+    raise_event(caller.workspace_id, now=at(3600))
+    raise_event(caller.workspace_id, now=at(25 * 3600))
+    delivery.deliver_due(now=at(3600))
+    delivery.deliver_due(now=at(25 * 3600))
+    during, after = receiver.requests
+    stamp = during.headers["X-Webhook-Timestamp"]
+    assert during.headers["X-Webhook-Signature"].split(" ") == [
+        signing.timestamp_signature(new, stamp, during.body),
+        signing.timestamp_signature(old, stamp, during.body),
+    ]
+    assert len(during.headers["webhook-signature"].split(" ")) == 2
+    assert during.headers["X-Service-Signature"].split(" ")[1] == signing.body_signature(
+        old, during.body
+    )
+    assert after.headers["X-Service-Signature"] == signing.body_signature(new, after.body)
+
+
+# --- retries ---------------------------------------------------------------------
+
+
+def _attempt_times(webhook_id):
+    (row,) = deliveries_of(webhook_id)
+    attempts = DeliveryAttempt.select().where(DeliveryAttempt.delivery == row.id)
+    return row, [a.attempted_at for a in attempts.order_by(DeliveryAttempt.number)]
+
+
+def test_default_schedule_retries_after_5_15_60_300_900_seconds(caller, hook, receiver):
+    receiver.default = Reply(500, body=b"down")
+    raise_event(caller.workspace_id, now=T0)
+    moments = [0, 5, 20, 80, 380, 1280]
+    for previous, moment in zip([None] + moments, moments, strict=False):
+        if previous is not None:
+            assert delivery.deliver_due(now=at(moment - 0.001)) == 0
+        assert delivery.deliver_due(now=at(moment)) == 1
+    row, times = _attempt_times(hook["id"])
+    assert times == [at(moment) for moment in moments]
+    assert (row.status, row.attempt_count, row.next_attempt_at) == ("failed", 6, None)
+    assert delivery.deliver_due(now=at(100000)) == 0
+    bodies = {r.body for r in receiver.requests}
+    stamps = [r.headers["X-Webhook-Timestamp"] for r in receiver.requests]
+    assert len(bodies) == 1 and len(set(stamps)) == 6  # same bytes, fresh timestamps
+    assert len({r.headers["webhook-id"] for r in receiver.requests}) == 1
+
+
+def test_alternative_schedule_retries_at_once_then_1_5_15_60_minutes(app, caller, hook, receiver):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [0, 60, 300, 900, 3600]
+    receiver.default = Reply(503)
+    raise_event(caller.workspace_id, now=T0)
+    assert delivery.deliver_due(now=T0) == 2  # the first retry is immediate
+    for moment in (60, 360, 1260, 4860):
+        assert delivery.deliver_due(now=at(moment - 1)) == 0
+        assert delivery.deliver_due(now=at(moment)) == 1
+    row, times = _attempt_times(hook["id"])
+    assert times == [T0, T0, at(60), at(360), at(1260), at(4860)]
+    assert row.status == "failed"
+
+
+def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
+    receiver.reply(
+        Reply(429, headers={"Retry-After": "120"}),
+        Reply(503, headers={"Retry-After": "1"}),
+        Reply(500, headers={"Retry-After": "999"}),
+    )
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(120)  # 429: longer than 5
+    delivery.deliver_due(now=at(120))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(135)  # 503: 1 < 15
+    delivery.deliver_due(now=at(135))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(195)  # 500: ignored
+
+
+def test_what_counts_as_failure(app, caller, hook, receiver):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    app.config["WEBHOOKS_TIMEOUT_SECONDS"] = 1
+    receiver.reply(
+        Reply(302, headers={"Location": "http://127.0.0.1:1/"}),
+        Reply(404, body=b"n" * 5000),
+        Reply(200, delay=1.6),
+        Reply(204, body=b""),
+    )
+    for _ in range(4):
+        raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    rows = deliveries_of(hook["id"])
+    attempts = [DeliveryAttempt.get(DeliveryAttempt.delivery == row.id) for row in rows]
+    assert [row.status for row in rows] == ["failed", "failed", "failed", "succeeded"]
+    assert [a.http_status for a in attempts] == [302, 404, None, 204]
+    assert attempts[0].error.startswith("HTTP 302")
+    assert attempts[1].response_body == "n" * 1024  # only the first 1 KB is kept
+    assert attempts[2].error.startswith("timeout")
+    assert attempts[3].success is True and attempts[3].error is None
+    assert all(a.response_time_ms is not None for a in attempts)
+    assert attempts[2].response_time_ms >= 1000
+
+
+def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
+    hook = register(caller, receiver.url)
+    receiver.close()
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    row, _ = _attempt_times(hook["id"])
+    attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
+    assert attempt.error.startswith("connection error")
+    assert (row.status, row.next_attempt_at) == ("pending", at(5))
+    receiver.__init__(port=receiver.port)  # the receiver comes back on the same port
+    delivery.deliver_due(now=at(5))
+    assert deliveries_of(hook["id"])[0].status == "succeeded"
+
+
+def test_send_time_guard_refuses_a_target_turned_private(app, caller, hook, receiver):
+    app.config["WEBHOOKS_ALLOW_PRIVATE_TARGETS"] = False
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    row, _ = _attempt_times(hook["id"])
+    attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
+    assert "URL refused" in attempt.error and "loopback" in attempt.error
+    assert receiver.requests == []
+
+
+# --- failure policies -------------------------------------------------------------
+
+
+def _fail_deliveries(app, caller, count, start=0):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    for index in range(count):
+        raise_event(caller.workspace_id, now=at(start + index))
+    delivery.deliver_due(now=at(start + count))
+
+
+def test_failing_policy_alerts_once_by_email_and_keeps_queueing(app, caller, hook, receiver):
+    sink = SmtpSink()
+    try:
+        app.config.update(ALERTS_EMAIL="ops@example.com", SMTP_HOST="127.0.0.1")
+        app.config["SMTP_PORT"] = sink.port
+        receiver.default = Reply(500)
+        _fail_deliveries(app, caller, 3)
+        webhook = Webhook.get_by_id(hook["id"])
+        assert (webhook.status, webhook.is_active, webhook.consecutive_failures) == (
+            "failing",
+            True,
+            3,
+        )
+        (mail,) = sink.messages  # one alert, when it turned failing
+        assert mail.rcpt_tos == ["ops@example.com"]
+        message = message_from_bytes(mail.content)
+        assert hook["url"] in message["Subject"]
+        assert hook["id"] in message.get_payload()
+        raise_event(caller.workspace_id, now=at(10))
+        assert deliveries_of(hook["id"])[-1].status == "pending"  # still queued
+        receiver.default = Reply(200)
+        delivery.deliver_due(now=at(10))
+        webhook = Webhook.get_by_id(hook["id"])
+        assert (webhook.status, webhook.consecutive_failures) == ("active", 0)
+        assert webhook.last_success_at == at(10)
+    finally:
+        sink.close()
+
+
+def test_failing_policy_without_email_logs_the_alert(app, caller, hook, receiver, caplog):
+    receiver.default = Reply(500)
+    _fail_deliveries(app, caller, 1)
+    assert Webhook.get_by_id(hook["id"]).status == "failing"
+    assert any("ALERT" in r.getMessage() and hook["url"] in r.getMessage() for r in caplog.records)
+
+
+def test_deactivate_policy_after_5_consecutive_failed_deliveries(app, caller, hook, receiver):
+    app.config["WEBHOOKS_FAILURE_POLICY"] = "deactivate"
+    receiver.default = Reply(500)
+    _fail_deliveries(app, caller, 4)
+    assert Webhook.get_by_id(hook["id"]).consecutive_failures == 4
+    receiver.reply(Reply(200))  # one success resets the count
+    _fail_deliveries(app, caller, 1, start=10)
+    assert Webhook.get_by_id(hook["id"]).consecutive_failures == 0
+    _fail_deliveries(app, caller, 4, start=20)
+    webhook = Webhook.get_by_id(hook["id"])
+    assert (webhook.status, webhook.is_active, webhook.consecutive_failures) == ("active", True, 4)
+    _fail_deliveries(app, caller, 1, start=30)
+    webhook = Webhook.get_by_id(hook["id"])
+    assert (webhook.status, webhook.is_active) == ("deactivated", False)
+    before = len(deliveries_of(hook["id"]))
+    raise_event(caller.workspace_id, now=at(40))
+    assert len(deliveries_of(hook["id"])) == before  # nothing more is queued
+
+    receiver.default = Reply(200)
+    response = caller.patch(f"/v1/webhooks/{hook['id']}", json={"is_active": True})
+    assert response.get_json()["data"]["status"] == "active"
+    event = raise_event(caller.workspace_id, now=at(50))
+    delivery.deliver_due(now=at(50))
+    assert envelope_of(receiver.requests[-1])["event_id"] == event.id
+    assert deliveries_of(hook["id"])[-1].status == "succeeded"
+
+
+def test_pending_deliveries_end_when_the_webhook_is_deactivated(caller, hook, receiver):
+    raise_event(caller.workspace_id, now=T0)
+    caller.patch(f"/v1/webhooks/{hook['id']}", json={"is_active": False})
+    assert delivery.deliver_due(now=T0) == 0
+    assert deliveries_of(hook["id"])[0].status == "failed"
+    assert receiver.requests == []
+
+
+# --- leases, ordering ----------------------------------------------------------------
+
+
+def test_a_crashed_attempt_is_claimed_again_after_its_lease(caller, hook, receiver):
+    raise_event(caller.workspace_id, now=T0)
+    (claimed,) = delivery.claim_due(now=T0)  # a process claims, then dies before sending
+    assert claimed.lease_until == at(60)
+    assert delivery.claim_due(now=T0) == []  # nobody else gets it meanwhile
+    assert delivery.deliver_due(now=at(59)) == 0
+    assert receiver.requests == []
+    assert delivery.deliver_due(now=at(60)) == 1
+    (row,) = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("succeeded", 1)
+    # The dead process's late record cannot move the delivery any more.
+    stale = delivery.Outcome(False, 500, 1, "HTTP 500")
+    delivery.record_attempt(claimed, stale, at(61), delivery.current_settings())
+    row = deliveries_of(hook["id"])[0]
+    assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
+    receiver.reply(Reply(500))  # the first event fails once
+    events = [raise_event(caller.workspace_id, data={"n": n}, now=T0) for n in range(12)]
+    delivery.deliver_due(now=T0)
+    received = [envelope_of(r)["event_id"] for r in receiver.requests]
+    assert received == [event.id for event in events]
+    delivery.deliver_due(now=at(5))
+    assert envelope_of(receiver.requests[-1])["event_id"] == events[0].id
+    assert len(receiver.requests) == 13
+
+
+def test_webhooks_are_served_in_parallel_but_each_in_order(caller, receiver):
+    second = Receiver()
+    try:
+        hooks = [register(caller, receiver.url), register(caller, second.url)]
+        events = [raise_event(caller.workspace_id, data={"n": n}, now=T0) for n in range(8)]
+        assert delivery.deliver_due(now=T0) == 16
+        for server in (receiver, second):
+            assert [envelope_of(r)["event_id"] for r in server.requests] == [e.id for e in events]
+        assert {envelope_of(r)["webhook_id"] for r in second.requests} == {hooks[1]["id"]}
+    finally:
+        second.close()
+
+
+# --- retention ---------------------------------------------------------------------
+
+
+def test_old_finished_deliveries_are_pruned(app, caller, hook, receiver):
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=at(1))
+    delivery.deliver_due(now=at(1))  # pending, waiting for its retry
+    assert delivery.prune_deliveries(now=T0 + timedelta(days=29)) == 0
+    assert delivery.prune_deliveries(now=T0 + timedelta(days=31)) == 1
+    (left,) = deliveries_of(hook["id"])
+    assert left.status == "pending"
+    assert DeliveryAttempt.select().count() == 1  # the pruned delivery's attempts went too
