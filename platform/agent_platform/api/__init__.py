@@ -4,11 +4,27 @@ from flask_smorest import Api as SmorestApi
 from werkzeug.exceptions import HTTPException
 
 from ..errors import ApiError
-from . import agents, custom_fields, docs, errors, pipeline, system, trainings, webhooks
+from . import (
+    agents,
+    channels,
+    chats,
+    contacts,
+    conversations,
+    custom_fields,
+    docs,
+    errors,
+    messages,
+    pipeline,
+    system,
+    trainings,
+    webhooks,
+)
 from .schemas.common import ErrorSchema
 
 # Each resource's blueprint; all are served under /v1.
 V1_BLUEPRINTS = [system.blp, custom_fields.blp, agents.blp, trainings.blp, webhooks.blp]
+# Channels, contacts, conversations, messages and chats (issue 4).
+V1_BLUEPRINTS += [channels.blp, contacts.blp, conversations.blp, messages.blp, chats.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = []
 

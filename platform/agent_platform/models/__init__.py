@@ -2,13 +2,15 @@
 
 from .agents import Agent
 from .channels import Channel
-from .contacts import Contact
+from .contacts import Contact, ContactIdentity
 from .context import ContextEntry
 from .conversations import Conversation
 from .credits import CreditUsage
 from .custom_fields import CustomField
 from .events import Event
+from .idempotency import IdempotencyKey
 from .mcp import AgentTool, McpServer, McpTool
+from .messages import Message
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
 from .trainings import Training
 from .webhooks import Delivery, DeliveryAttempt, Webhook
@@ -24,6 +26,9 @@ ALL_MODELS = [
     Channel,
     Contact,
     Conversation,
+    ContactIdentity,
+    Message,
+    IdempotencyKey,
     Training,
     McpServer,
     McpTool,

@@ -1,13 +1,27 @@
 """Channels: where customers write from (WhatsApp, Telegram, e-mail, website)."""
 
-from peewee import BooleanField, CharField, ForeignKeyField
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, fn
 
 from .agents import Agent
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .tenancy import Workspace
 
+CHANNEL_TYPES = ("whatsapp", "telegram", "email", "website")
+
+# Settings that are written but never read back: the API shows `<name>_set`.
+SECRET_SETTINGS = {
+    "whatsapp": ("access_token", "app_secret", "verify_token"),
+    "telegram": ("bot_token", "secret_token"),
+    "email": ("smtp_password", "imap_password"),
+    "website": (),
+}
+
 
 class Channel(TimestampedModel, WorkspaceScoped):
+    """A deleted channel is kept (is_active false, deleted_at set) so the
+    conversations and messages that came through it keep their history; it
+    is not found anywhere in the API."""
+
     workspace = ForeignKeyField(Workspace, backref="channels", on_delete="CASCADE")
     # Deleting an agent detaches its channels; the channels stay.
     agent = ForeignKeyField(Agent, null=True, backref="channels", on_delete="SET NULL")
@@ -15,3 +29,48 @@ class Channel(TimestampedModel, WorkspaceScoped):
     type = CharField(max_length=20)
     is_active = BooleanField(default=True)
     settings = JSONField(default=dict)
+    connected_at = DateTimeField(null=True)
+    deleted_at = DateTimeField(null=True)
+
+    @classmethod
+    def in_workspace(cls, workspace_id):
+        """Active channels only: an inactive channel is CHANNEL_NOT_FOUND."""
+        return cls.select().where(cls.workspace == workspace_id, cls.is_active == True)  # noqa: E712
+
+    @classmethod
+    def named(cls, workspace_id, name, excluding_id=None):
+        """The active channel called `name` (case-insensitive), if any."""
+        query = cls.in_workspace(workspace_id).where(cls.name.collate("NOCASE") == name)
+        if excluding_id:
+            query = query.where(cls.id != excluding_id)
+        return query.first()
+
+    @classmethod
+    def active_count(cls, workspace_id):
+        return cls.in_workspace(workspace_id).select(fn.COUNT(cls.id)).scalar()
+
+    @property
+    def status(self):
+        return "connected" if self.agent_id else "disconnected"
+
+    def public_settings(self):
+        """Settings without secrets: each secret shows only as `<name>_set`."""
+        secrets = SECRET_SETTINGS.get(self.type, ())
+        shown = {name: value for name, value in self.settings.items() if name not in secrets}
+        for name in secrets:
+            shown[f"{name}_set"] = bool(self.settings.get(name))
+        return shown
+
+    def as_dict(self):
+        return {
+            "id": self.id,
+            "name": self.name,
+            "type": self.type,
+            "status": self.status,
+            "agent_id": self.agent_id,
+            "is_active": self.is_active,
+            "settings": self.public_settings(),
+            "connected_at": self.connected_at if self.agent_id else None,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }

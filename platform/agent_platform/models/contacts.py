@@ -1,14 +1,94 @@
-"""Contacts: the customers of a workspace."""
+"""Contacts, the customers of a workspace, and their identities on each network."""
 
-from peewee import CharField, ForeignKeyField
+from peewee import CharField, DateTimeField, ForeignKeyField
 
-from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
+from .channels import Channel
 from .tenancy import Workspace
+
+# The kinds of identity a contact has on a network (the channel types).
+IDENTITY_TYPES = ("whatsapp", "telegram", "email", "website")
 
 
 class Contact(TimestampedModel, WorkspaceScoped):
+    """`phone` is E.164 and `email` lower case, each unique in the workspace.
+    `custom_fields` is keyed by custom field id (so renaming a field keeps its
+    values) and rendered by name."""
+
     workspace = ForeignKeyField(Workspace, backref="contacts", on_delete="CASCADE")
     name = CharField(max_length=200, default="")
     phone = CharField(max_length=20, null=True)
     email = CharField(max_length=254, null=True)
     custom_fields = JSONField(default=dict)
+
+    class Meta:
+        indexes = (
+            (("workspace", "phone"), True),
+            (("workspace", "email"), True),
+            (("workspace", "created_at"), False),
+        )
+
+    @classmethod
+    def with_phone(cls, workspace_id, phone):
+        return cls.in_workspace(workspace_id).where(cls.phone == phone).first()
+
+    @classmethod
+    def with_email(cls, workspace_id, email):
+        return cls.in_workspace(workspace_id).where(cls.email == email).first()
+
+    def as_dict(self, field_names):
+        """`field_names` maps custom field ids to their names."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "phone": self.phone,
+            "email": self.email,
+            "custom_fields": {
+                field_names[field_id]: value
+                for field_id, value in self.custom_fields.items()
+                if field_id in field_names
+            },
+            "identities": [identity.as_dict() for identity in self.identity_rows()],
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+    def identity_rows(self):
+        return list(
+            ContactIdentity.select()
+            .where(ContactIdentity.contact == self.id)
+            .order_by(ContactIdentity.created_at, ContactIdentity.id)
+        )
+
+
+class ContactIdentity(BaseModel):
+    """Who the contact is on one network: WhatsApp wa_id, Telegram chat id,
+    e-mail address, widget visitor id. Unique per workspace and type, so the
+    same person writing through two WhatsApp numbers is one contact."""
+
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    contact = ForeignKeyField(Contact, backref="identities", on_delete="CASCADE")
+    type = CharField(max_length=20)
+    external_id = CharField(max_length=254)
+    # The channel it was first seen on (None when written through the API).
+    channel = ForeignKeyField(Channel, null=True, on_delete="SET NULL")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("workspace", "type", "external_id"), True),)
+
+    @classmethod
+    def find(cls, workspace_id, identity_type, external_id):
+        return cls.get_or_none(
+            cls.workspace == workspace_id,
+            cls.type == identity_type,
+            cls.external_id == external_id,
+        )
+
+    def as_dict(self):
+        return {
+            "type": self.type,
+            "external_id": self.external_id,
+            "channel_id": self.channel_id,
+            "created_at": self.created_at,
+        }

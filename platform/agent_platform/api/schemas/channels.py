@@ -1,0 +1,108 @@
+import marshmallow as ma
+from marshmallow import fields, pre_dump, validate
+
+from ...models.channels import CHANNEL_TYPES
+from ..pagination import ListQuery
+from .common import UtcDateTime
+
+SETTINGS_DOC = (
+    "Per type. whatsapp: phone_number_id, business_account_id, display_phone_number (E.164), "
+    "access_token*, app_secret*, verify_token*. telegram: bot_token*, secret_token*, "
+    "bot_username. email: smtp_host, smtp_port, smtp_username, smtp_password*, smtp_security "
+    "(starttls|ssl|none), imap_host, imap_port, imap_username, imap_password*, imap_security, "
+    "from_address, from_name. website: allowed_origins (list), title, greeting, primary_color, "
+    "background_color, text_color (#hex). Secrets (*) are write-only: they read back as "
+    "<name>_set true/false. A null value removes a setting."
+)
+
+
+class ChannelSchema(ma.Schema):
+    id = fields.String()
+    name = fields.String()
+    type = fields.String(metadata={"enum": list(CHANNEL_TYPES)})
+    status = fields.String(metadata={"enum": ["connected", "disconnected"]})
+    agent_id = fields.String(allow_none=True)
+    is_active = fields.Boolean()
+    settings = fields.Dict(metadata={"description": SETTINGS_DOC})
+    connected_at = UtcDateTime(allow_none=True)
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+
+    @pre_dump
+    def as_dict(self, channel, **kwargs):
+        return channel.as_dict()
+
+
+class ChannelSettingsSchema(ma.Schema):
+    """The settings object of a channel: keys depend on its type (see Channel.settings);
+    secrets read back only as <name>_set true/false."""
+
+    def dump(self, obj, *, many=None):
+        return obj.public_settings()
+
+
+class ChannelCreateSchema(ma.Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    type = fields.String(required=True, validate=validate.OneOf(CHANNEL_TYPES))
+    settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
+
+
+class ChannelUpdateSchema(ma.Schema):
+    """Rename, or change some settings (those not given stay)."""
+
+    name = fields.String(validate=validate.Length(min=1, max=200))
+    settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
+
+
+class SettingsBodySchema(ma.Schema):
+    """PUT body: the whole settings object of the channel's type."""
+
+    class Meta:
+        unknown = ma.INCLUDE
+
+
+class ConnectSchema(ma.Schema):
+    agent_id = fields.UUID(required=True)
+
+
+class ChannelListQuery(ListQuery):
+    SORT_FIELDS = ("created_at", "name", "updated_at")
+
+    type = fields.String(validate=validate.OneOf(CHANNEL_TYPES))
+    agent_id = fields.UUID()
+    status = fields.String(validate=validate.OneOf(("connected", "disconnected")))
+
+
+class QrCodeQuery(ma.Schema):
+    format = fields.String(
+        load_default="png",
+        validate=validate.OneOf(("png", "svg")),
+        metadata={"description": "png (default) or svg"},
+    )
+    scale = fields.Integer(
+        load_default=8,
+        validate=validate.Range(min=1, max=40),
+        metadata={"description": "Pixels per module, 1 to 40 (default 8)"},
+    )
+
+
+class WidgetColorsSchema(ma.Schema):
+    primary = fields.String(allow_none=True)
+    background = fields.String(allow_none=True)
+    text = fields.String(allow_none=True)
+
+
+class WidgetConfigSchema(ma.Schema):
+    channel_id = fields.String()
+    title = fields.String()
+    greeting = fields.String(allow_none=True)
+    colors = fields.Nested(WidgetColorsSchema)
+    allowed_origins = fields.List(fields.String())
+
+
+class WidgetSchema(ma.Schema):
+    channel_id = fields.String()
+    page_url = fields.String(metadata={"description": "The widget's own page (the QR link)"})
+    script_url = fields.String()
+    snippet = fields.String(metadata={"description": "HTML to paste before </body>"})
+    config = fields.Nested(WidgetConfigSchema)

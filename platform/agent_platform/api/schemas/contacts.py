@@ -1,0 +1,98 @@
+import marshmallow as ma
+from marshmallow import fields, pre_dump, pre_load, validate
+
+from ...models.contacts import IDENTITY_TYPES
+from ...services import contacts
+from ..pagination import ListQuery
+from .common import UtcDateTime
+
+CUSTOM_FIELDS_DOC = (
+    "Values by custom field name, checked against the field's type and options; required "
+    "fields must have a value; archived fields cannot be written; null removes a value."
+)
+
+
+class IdentitySchema(ma.Schema):
+    type = fields.String(
+        required=True,
+        validate=validate.OneOf(IDENTITY_TYPES),
+        metadata={"description": "The network: whatsapp, telegram, email or website"},
+    )
+    external_id = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=254),
+        metadata={"description": "wa_id, Telegram chat id, e-mail address or widget visitor id"},
+    )
+    channel_id = fields.String(dump_only=True, allow_none=True)
+    created_at = UtcDateTime(dump_only=True)
+
+
+class ContactSchema(ma.Schema):
+    id = fields.String()
+    name = fields.String()
+    phone = fields.String(allow_none=True, metadata={"description": "E.164"})
+    email = fields.String(allow_none=True)
+    custom_fields = fields.Dict(metadata={"description": "Values by custom field name"})
+    identities = fields.List(fields.Nested(IdentitySchema))
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+
+    @pre_dump
+    def as_dict(self, contact, **kwargs):
+        return contacts.render(contact)
+
+
+class ContactCreateSchema(ma.Schema):
+    name = fields.String(validate=validate.Length(max=200))
+    phone = fields.String(
+        allow_none=True,
+        metadata={"description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)"},
+    )
+    email = fields.String(allow_none=True, validate=validate.Length(max=254))
+    custom_fields = fields.Dict(
+        keys=fields.String(), allow_none=True, metadata={"description": CUSTOM_FIELDS_DOC}
+    )
+    identities = fields.List(
+        fields.Nested(IdentitySchema),
+        allow_none=True,
+        validate=validate.Length(max=20),
+        metadata={"description": "The contact's identities on the networks (PATCH replaces them)"},
+    )
+
+
+class ContactUpdateSchema(ContactCreateSchema):
+    """Every field optional (PATCH); custom_fields are merged by name."""
+
+    def __init__(self, **kwargs):
+        super().__init__(partial=True, **kwargs)
+
+
+class ContactListQuery(ListQuery):
+    """Also `custom_field.<name>=value` (any number), matched exactly."""
+
+    SORT_FIELDS = ("created_at", "name", "updated_at")
+
+    q = fields.String(
+        validate=validate.Length(min=1, max=200),
+        metadata={"description": "Part of the name, phone or e-mail"},
+    )
+    phone = fields.String(metadata={"description": "Exact E.164 phone ('+' optional)"})
+    email = fields.String(metadata={"description": "Exact e-mail (any case)"})
+    channel_id = fields.UUID(metadata={"description": "Contacts who wrote on this channel"})
+    custom_field = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"description": "Filled from custom_field.<name>=value parameters"},
+    )
+
+    @pre_load
+    def gather_custom_fields(self, data, **kwargs):
+        plain, wanted = {}, {}
+        for key in data:
+            if key.startswith("custom_field."):
+                wanted[key.removeprefix("custom_field.")] = data[key]
+            else:
+                plain[key] = data[key]
+        if wanted:
+            plain["custom_field"] = wanted
+        return plain

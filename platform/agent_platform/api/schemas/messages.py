@@ -1,0 +1,111 @@
+import marshmallow as ma
+from marshmallow import fields, pre_dump, validate, validates_schema
+
+from ...models.messages import DIRECTIONS, MEDIA_TYPES, OUTBOUND_STATUSES, SENDER_TYPES
+from ..pagination import ListQuery
+from .common import UtcDateTime
+
+MAX_TEXT = 4096
+
+
+class MessageErrorSchema(ma.Schema):
+    code = fields.String()
+    title = fields.String()
+    details = fields.Raw(allow_none=True)
+
+
+class EditSchema(ma.Schema):
+    text = fields.String(allow_none=True)
+    caption = fields.String(allow_none=True)
+    replaced_at = fields.String(metadata={"description": "When this version was replaced"})
+
+
+class MessageSchema(ma.Schema):
+    id = fields.String()
+    conversation_id = fields.String()
+    contact_id = fields.String(allow_none=True)
+    channel_id = fields.String(allow_none=True)
+    direction = fields.String(metadata={"enum": list(DIRECTIONS)})
+    sender_type = fields.String(metadata={"enum": list(SENDER_TYPES)})
+    type = fields.String(metadata={"description": "text, image, audio, video, document, ..."})
+    text = fields.String(allow_none=True)
+    caption = fields.String(allow_none=True)
+    media_url = fields.String(allow_none=True)
+    media_mime_type = fields.String(allow_none=True)
+    external_id = fields.String(allow_none=True, metadata={"description": "The network's id"})
+    reply_to_id = fields.String(allow_none=True)
+    status = fields.String(
+        metadata={
+            "enum": [*OUTBOUND_STATUSES, "received"],
+            "description": "Outbound: queued, sent, delivered, read or failed. Inbound: received",
+        }
+    )
+    error = fields.Nested(MessageErrorSchema, allow_none=True)
+    metadata = fields.Dict()
+    edit_history = fields.List(fields.Nested(EditSchema))
+    sent_at = UtcDateTime(allow_none=True)
+    delivered_at = UtcDateTime(allow_none=True)
+    read_at = UtcDateTime(allow_none=True)
+    failed_at = UtcDateTime(allow_none=True)
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
+    edited_at = UtcDateTime(allow_none=True)
+    deleted_at = UtcDateTime(allow_none=True)
+
+    @pre_dump
+    def as_dict(self, message, **kwargs):
+        return message.as_dict()
+
+
+class MessageCreateSchema(ma.Schema):
+    type = fields.String(
+        load_default="text",
+        validate=validate.OneOf(("text", *MEDIA_TYPES)),
+        metadata={"description": "text (default), or image, audio, video, document by URL"},
+    )
+    text = fields.String(validate=validate.Length(min=1, max=MAX_TEXT))
+    caption = fields.String(validate=validate.Length(min=1, max=1024))
+    media_url = fields.String(validate=validate.Length(min=1, max=2048))
+    media_mime_type = fields.String(
+        validate=validate.Regexp(r"^[a-z]+/[A-Za-z0-9.+-]+$", error="Not a MIME type.")
+    )
+    sender_type = fields.String(
+        load_default="human",
+        validate=validate.OneOf(("human", "agent")),
+        metadata={"description": "human (default) or agent"},
+    )
+    reply_to_id = fields.UUID()
+    metadata = fields.Dict(keys=fields.String())
+
+
+class IdempotencyHeaders(ma.Schema):
+    class Meta:
+        unknown = ma.EXCLUDE
+
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key",
+        validate=validate.Regexp(
+            r"^[\x21-\x7e]{1,255}$", error="1 to 255 visible ASCII characters."
+        ),
+        metadata={
+            "description": "Repeating a request with the same key within 24 hours returns the "
+            "first result and creates nothing; the same key with a different body is 409."
+        },
+    )
+
+
+class MessageEditSchema(ma.Schema):
+    text = fields.String(validate=validate.Length(min=1, max=MAX_TEXT))
+    caption = fields.String(validate=validate.Length(min=1, max=1024))
+
+    @validates_schema
+    def one_change(self, data, **kwargs):
+        if not data:
+            raise ma.ValidationError("Give text (text messages) or caption (media).", "text")
+        if len(data) > 1:
+            raise ma.ValidationError("Give text or caption, not both.", "caption")
+
+
+class MessageListQuery(ListQuery):
+    SORT_FIELDS = ("created_at",)
+    DEFAULT_ORDER = "asc"

@@ -1,0 +1,28 @@
+"""Channel adapters' neutral side: what an adapter hands in, and how it sends out.
+
+Adapters (WhatsApp, Telegram, e-mail, website) turn network payloads into
+`InboundMessage` / `StatusUpdate` and give them to
+`services.messages.receive_inbound` / `apply_status`; outbound messages leave
+through the `Sender` registered for the channel's type.
+"""
+
+from .neutral import InboundMessage, StatusUpdate
+from .senders import (
+    SendError,
+    SendResult,
+    get_sender,
+    register_sender,
+    registered_types,
+    unregister_sender,
+)
+
+__all__ = [
+    "InboundMessage",
+    "SendError",
+    "SendResult",
+    "StatusUpdate",
+    "get_sender",
+    "register_sender",
+    "registered_types",
+    "unregister_sender",
+]

@@ -1,0 +1,61 @@
+"""The network-neutral shapes adapters produce from a network's payloads."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+# Message types an adapter may deliver. The API sends text and media only;
+# the others arrive from networks and are stored as they are.
+INBOUND_TYPES = (
+    "text",
+    "image",
+    "audio",
+    "video",
+    "document",
+    "sticker",
+    "location",
+    "contacts",
+    "interactive",
+    "button",
+    "unsupported",
+)
+
+
+@dataclass
+class InboundMessage:
+    """One message a contact wrote, as the network described it.
+
+    `external_id` is the network's message id: delivering the same one twice
+    stores one message. `sender_id` is the contact's identity on the network
+    (WhatsApp wa_id, Telegram chat id, e-mail address, widget visitor id);
+    `sender_phone` (E.164) and `sender_email` let the platform recognise a
+    contact it already knows from another channel. `timestamp` is the
+    network's time (naive UTC or aware), kept in the message metadata.
+    """
+
+    external_id: str
+    sender_id: str
+    type: str = "text"
+    text: str | None = None
+    caption: str | None = None
+    media_url: str | None = None
+    media_mime_type: str | None = None
+    sender_name: str | None = None
+    sender_phone: str | None = None
+    sender_email: str | None = None
+    reply_to_external_id: str | None = None
+    timestamp: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class StatusUpdate:
+    """A delivery receipt: the network's message id moved to `status` at `at`.
+
+    `status` is one of sent, delivered, read, failed; `error` (for failed) is
+    a dict with code, title and details.
+    """
+
+    external_id: str
+    status: str
+    at: datetime | None = None
+    error: dict | None = None

@@ -1,0 +1,68 @@
+"""Per-channel-type senders: how a queued outbound message leaves the platform.
+
+An adapter registers one sender for its channel type at import time:
+`register_sender("whatsapp", WhatsAppSender())`. The send job
+(`services.messages.send_queued`) claims queued messages with a lease and
+calls `sender.send(channel, message)`. A type with no sender leaves its
+messages queued, untouched, until one is registered.
+"""
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass
+class SendResult:
+    """What the network answered: its id for the message (for status updates)."""
+
+    external_id: str
+    metadata: dict = field(default_factory=dict)
+
+
+class SendError(Exception):
+    """The network refused or could not be reached.
+
+    `retryable` errors (timeouts, 5xx, rate limits) are tried again later, up
+    to MESSAGES_SEND_MAX_ATTEMPTS; others fail the message at once. `code`,
+    `title` and `details` become the message's `error`.
+    """
+
+    def __init__(self, code, title, details=None, retryable=False):
+        super().__init__(f"{code}: {title}")
+        self.code = str(code)
+        self.title = title
+        self.details = details
+        self.retryable = retryable
+
+    def as_dict(self):
+        return {"code": self.code, "title": self.title, "details": self.details}
+
+
+class Sender(Protocol):
+    def send(self, channel, message) -> SendResult:
+        """Send one `models.Message` through `channel`; raise SendError on failure.
+
+        Called outside any database transaction; it must not write to the
+        database itself (the job records the outcome).
+        """
+
+
+_SENDERS = {}
+
+
+def register_sender(channel_type, sender):
+    """Make `sender` the one sender for `channel_type` (replacing any before)."""
+    _SENDERS[channel_type] = sender
+
+
+def unregister_sender(channel_type):
+    _SENDERS.pop(channel_type, None)
+
+
+def get_sender(channel_type):
+    """The sender of `channel_type`, or None when none is registered."""
+    return _SENDERS.get(channel_type)
+
+
+def registered_types():
+    return sorted(_SENDERS)

@@ -1,0 +1,124 @@
+"""Messages of a conversation, inbound from the contact or outbound to them."""
+
+from peewee import SQL, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+
+from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .channels import Channel
+from .conversations import Conversation
+
+DIRECTIONS = ("inbound", "outbound")
+SENDER_TYPES = ("contact", "agent", "human", "system")
+MEDIA_TYPES = ("image", "audio", "video", "document")
+# Outbound statuses in the order they happen; failed can follow any but read.
+OUTBOUND_STATUSES = ("queued", "sent", "delivered", "read", "failed")
+INBOUND_STATUS = "received"
+
+
+class Message(TimestampedModel, WorkspaceScoped):
+    """The workspace is the conversation's (no column of its own): every
+    lookup from the API joins the conversation.
+
+    `contact_id` and `reply_to_id` are plain columns, not foreign keys: a
+    foreign key makes SQLite search this (large) table on every delete of the
+    parent, and both always point inside the same conversation anyway.
+    """
+
+    conversation = ForeignKeyField(
+        Conversation, backref="messages", on_delete="CASCADE", index=False
+    )
+    channel = ForeignKeyField(
+        Channel, null=True, backref="messages", on_delete="SET NULL", index=False
+    )
+    contact_id = CharField(max_length=36, null=True)
+    direction = CharField(max_length=10)
+    sender_type = CharField(max_length=10)
+    type = CharField(max_length=20, default="text")
+    text = TextField(null=True)
+    caption = TextField(null=True)
+    media_url = TextField(null=True)
+    media_mime_type = CharField(max_length=100, null=True)
+    external_id = CharField(max_length=200, null=True)
+    reply_to_id = CharField(max_length=36, null=True)
+    status = CharField(max_length=20)
+    error = JSONField(null=True)
+    metadata = JSONField(default=dict)
+    edit_history = JSONField(default=list)
+    edited_at = DateTimeField(null=True)
+    deleted_at = DateTimeField(null=True)
+    sent_at = DateTimeField(null=True)
+    delivered_at = DateTimeField(null=True)
+    read_at = DateTimeField(null=True)
+    failed_at = DateTimeField(null=True)
+    # The send job's bookkeeping (outbound only).
+    send_attempts = IntegerField(default=0)
+    lease_until = DateTimeField(null=True)
+
+    class Meta:
+        indexes = (
+            # A conversation's page, in either order, without sorting.
+            (("conversation", "created_at", "id"), False),
+            # Idempotent inbound: one message per network id on a channel.
+            (("channel", "external_id"), True),
+        )
+
+    @classmethod
+    def in_workspace(cls, workspace_id):
+        return cls.select(cls).join(Conversation).where(Conversation.workspace == workspace_id)
+
+    @classmethod
+    def by_external_id(cls, channel_id, external_id):
+        return cls.get_or_none(cls.channel == channel_id, cls.external_id == external_id)
+
+    @classmethod
+    def queued_batch(cls, now, channel_types, limit):
+        """Queued outbound messages free to claim, on channels that have a sender."""
+        return (
+            cls.select(cls, Channel)
+            .join(Channel)
+            .where(
+                cls.status == "queued",
+                (cls.lease_until.is_null()) | (cls.lease_until <= now),
+                Channel.type.in_(channel_types),
+                Channel.is_active == True,  # noqa: E712
+            )
+            .order_by(cls.created_at)
+            .limit(limit)
+        )
+
+    def as_dict(self):
+        return {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "contact_id": self.contact_id,
+            "channel_id": self.channel_id,
+            "direction": self.direction,
+            "sender_type": self.sender_type,
+            "type": self.type,
+            "text": self.text,
+            "caption": self.caption,
+            "media_url": self.media_url,
+            "media_mime_type": self.media_mime_type,
+            "external_id": self.external_id,
+            "reply_to_id": self.reply_to_id,
+            "status": self.status,
+            "error": self.error,
+            "metadata": self.metadata,
+            "edit_history": self.edit_history,
+            "sent_at": self.sent_at,
+            "delivered_at": self.delivered_at,
+            "read_at": self.read_at,
+            "failed_at": self.failed_at,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "edited_at": self.edited_at,
+            "deleted_at": self.deleted_at,
+        }
+
+
+# The send job's claim query reads only queued rows: a partial index keeps it
+# from touching the (many) delivered and received ones.
+Message.add_index(
+    Message.index(
+        Message.created_at, where=(Message.status == SQL("'queued'")), name="message_queued"
+    )
+)

@@ -1,0 +1,296 @@
+"""Channels: typed settings with write-only secrets, unique names, the plan
+limit, connecting to one agent, public links as QR codes, the website widget."""
+
+import io
+
+import segno
+
+from ..db import transaction
+from ..errors import Conflict, Forbidden, NotFound, ValidationError
+from ..events import emit
+from ..models import Agent, Channel, Message
+from ..models.base import utcnow
+from ..models.channels import SECRET_SETTINGS
+from ..models.pagination import paginate
+from . import formats
+
+# What each channel type accepts in `settings`; secrets are listed in
+# models.channels.SECRET_SETTINGS and never read back.
+SETTINGS = {
+    "whatsapp": {
+        "phone_number_id": formats.pattern(r"^[0-9]{1,30}$", "the numeric phone number id"),
+        "business_account_id": formats.pattern(r"^[0-9]{1,30}$", "the numeric account id"),
+        "display_phone_number": formats.phone,
+        "access_token": formats.text(4096),
+        "app_secret": formats.text(512),
+        "verify_token": formats.text(512),
+    },
+    "telegram": {
+        "bot_token": formats.pattern(
+            r"^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$", "a bot token such as 123456:ABC-DEF..."
+        ),
+        "secret_token": formats.pattern(
+            r"^[A-Za-z0-9_-]{1,256}$", "1 to 256 characters of A-Z, a-z, 0-9, _ and -"
+        ),
+        "bot_username": formats.pattern(
+            r"^@?[A-Za-z][A-Za-z0-9_]{3,30}[Bb][Oo][Tt]$", "a bot username ending in bot"
+        ),
+    },
+    "email": {
+        "smtp_host": formats.hostname,
+        "smtp_port": formats.port,
+        "smtp_username": formats.text(254),
+        "smtp_password": formats.text(1024),
+        "smtp_security": formats.one_of("starttls", "ssl", "none"),
+        "imap_host": formats.hostname,
+        "imap_port": formats.port,
+        "imap_username": formats.text(254),
+        "imap_password": formats.text(1024),
+        "imap_security": formats.one_of("ssl", "starttls", "none"),
+        "from_address": formats.email,
+        "from_name": formats.text(200),
+    },
+    "website": {
+        "allowed_origins": "origins",
+        "title": formats.text(100),
+        "greeting": formats.text(1000),
+        "primary_color": formats.color,
+        "background_color": formats.color,
+        "text_color": formats.color,
+    },
+}
+MAX_ORIGINS = 50
+
+
+def not_found(channel_id):
+    return NotFound(f"Channel {channel_id} not found (or not active).", code="CHANNEL_NOT_FOUND")
+
+
+def get_channel(workspace_id, channel_id):
+    return Channel.get_in_workspace(workspace_id, channel_id, not_found(channel_id))
+
+
+def list_channels(workspace_id, paging, type=None, agent_id=None, status=None):
+    query = Channel.in_workspace(workspace_id)
+    if type:
+        query = query.where(Channel.type == type)
+    if agent_id:
+        query = query.where(Channel.agent == agent_id)
+    if status == "connected":
+        query = query.where(Channel.agent.is_null(False))
+    elif status == "disconnected":
+        query = query.where(Channel.agent.is_null())
+    return paginate(query, Channel, paging)
+
+
+def create_channel(workspace_id, values, max_channels=None):
+    with transaction():
+        if max_channels is not None and Channel.active_count(workspace_id) >= max_channels:
+            raise Forbidden(
+                f"This plan allows {max_channels} channels per workspace; delete one first.",
+                code="PLAN_LIMIT_REACHED",
+            )
+        _check_name_free(workspace_id, values["name"])
+        settings = merged_settings(values["type"], {}, values.get("settings") or {})
+        return Channel.create(
+            workspace=workspace_id, name=values["name"], type=values["type"], settings=settings
+        )
+
+
+def update_channel(workspace_id, channel_id, changes):
+    """Rename and/or change some settings (the others stay as they are)."""
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        if "name" in changes:
+            _check_name_free(workspace_id, changes["name"], excluding_id=channel.id)
+            channel.name = changes["name"]
+        if "settings" in changes:
+            channel.settings = merged_settings(channel.type, channel.settings, changes["settings"])
+        channel.save()
+        return channel
+
+
+def replace_settings(workspace_id, channel_id, settings):
+    """PUT settings: the body is the new settings, except that a secret left
+    out keeps its stored value (it cannot be read back to be sent again);
+    a secret given as null is cleared."""
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        secrets = SECRET_SETTINGS[channel.type]
+        kept = {name: value for name, value in channel.settings.items() if name in secrets}
+        channel.settings = merged_settings(channel.type, kept, settings)
+        channel.save()
+        return channel
+
+
+def merged_settings(channel_type, current, changes):
+    """`current` with `changes` applied (null removes a key), each value checked."""
+    allowed = SETTINGS[channel_type]
+    result = dict(current)
+    for name, value in changes.items():
+        field = f"settings.{name}"
+        if name not in allowed:
+            names = ", ".join(allowed)
+            raise ValidationError(field, f"unknown setting for {channel_type}; allowed: {names}")
+        if value is None:
+            result.pop(name, None)
+        else:
+            result[name] = _checked_setting(allowed[name], value, field)
+    return result
+
+
+def _checked_setting(check, value, field):
+    if check == "origins":
+        if not isinstance(value, list) or len(value) > MAX_ORIGINS:
+            raise ValidationError(field, f"must be a list of at most {MAX_ORIGINS} origins")
+        origins = [formats.origin(item, f"{field}[{i}]") for i, item in enumerate(value)]
+        return list(dict.fromkeys(origins))
+    value = check(value, field)
+    return value.lstrip("@") if field == "settings.bot_username" else value
+
+
+def delete_channel(workspace_id, channel_id, now=None):
+    """Deactivate: the channel disappears from the API, its history stays.
+    A connected channel is disconnected first; messages still waiting to be
+    sent through it fail (CHANNEL_DELETED)."""
+    now = now or utcnow()
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        if channel.agent_id:
+            _disconnect(channel, now)
+        channel.is_active = False
+        channel.deleted_at = now
+        channel.save()
+        _fail_queued(channel, now)
+
+
+def _fail_queued(channel, now):
+    error = {"code": "CHANNEL_DELETED", "title": "The channel was deleted", "details": None}
+    queued = Message.select().where(Message.channel == channel.id, Message.status == "queued")
+    for message in queued:
+        message.status, message.error, message.failed_at = "failed", error, now
+        message.save()
+        emit(channel.workspace_id, "message.failed", formats.jsonable(message.as_dict()), now=now)
+
+
+def connect(workspace_id, channel_id, agent_id, now=None):
+    """Connect to `agent_id`. Connecting to the agent it already has changes
+    nothing; another agent is 409 CHANNEL_ALREADY_CONNECTED (disconnect first)."""
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        agent = live_agent(workspace_id, str(agent_id))
+        if channel.agent_id == agent.id:
+            return channel
+        if channel.agent_id:
+            raise Conflict(
+                f"Channel {channel.id} is already connected to agent {channel.agent_id}; "
+                "disconnect it first.",
+                code="CHANNEL_ALREADY_CONNECTED",
+            )
+        now = now or utcnow()
+        channel.agent, channel.connected_at = agent.id, now
+        channel.save()
+        emit(workspace_id, "channel.connected", formats.jsonable(channel.as_dict()), now=now)
+        return channel
+
+
+def disconnect(workspace_id, channel_id, now=None):
+    """Detach from its agent; a channel not connected is returned unchanged."""
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        if channel.agent_id:
+            _disconnect(channel, now or utcnow())
+        return channel
+
+
+def _disconnect(channel, now):
+    previous = channel.agent_id
+    channel.agent, channel.connected_at = None, None
+    channel.save()
+    data = {**formats.jsonable(channel.as_dict()), "previous_agent_id": previous}
+    emit(channel.workspace_id, "channel.disconnected", data, now=now)
+
+
+def live_agent(workspace_id, agent_id):
+    """An agent of the workspace that is not deleted, else 404 AGENT_NOT_FOUND."""
+    error = NotFound(f"Agent {agent_id} not found.", code="AGENT_NOT_FOUND")
+    agent = Agent.get_in_workspace(workspace_id, agent_id, error)
+    if agent.deleted_at is not None:
+        raise error
+    return agent
+
+
+def _check_name_free(workspace_id, name, excluding_id=None):
+    if Channel.named(workspace_id, name, excluding_id):
+        raise Conflict(
+            f"A channel named '{name}' already exists in this workspace.",
+            code="CHANNEL_NAME_EXISTS",
+        )
+
+
+def public_link(channel, public_url):
+    """The link a customer opens to write to the channel (what the QR code holds)."""
+    settings = channel.settings
+    if channel.type == "website":
+        return f"{public_url.rstrip('/')}/widget/{channel.id}"
+    needed = {
+        "whatsapp": "display_phone_number",
+        "telegram": "bot_username",
+        "email": "from_address",
+    }[channel.type]
+    if not settings.get(needed):
+        raise Conflict(
+            f"Channel {channel.id} has no link yet: set settings.{needed} first.",
+            code="CHANNEL_NOT_CONFIGURED",
+        )
+    value = settings[needed]
+    if channel.type == "whatsapp":
+        return "https://wa.me/" + value.lstrip("+")
+    if channel.type == "telegram":
+        return "https://t.me/" + value
+    return "mailto:" + value
+
+
+def qrcode(workspace_id, channel_id, public_url, image_format="png", scale=8):
+    """(image bytes, MIME type, link) of the channel's public link as a QR code."""
+    link = public_link(get_channel(workspace_id, channel_id), public_url)
+    code = segno.make(link, error="m", micro=False)
+    buffer = io.BytesIO()
+    if image_format == "svg":
+        code.save(buffer, kind="svg", scale=scale, border=4, xmldecl=True)
+        return buffer.getvalue(), "image/svg+xml", link
+    code.save(buffer, kind="png", scale=scale, border=4)
+    return buffer.getvalue(), "image/png", link
+
+
+def widget(workspace_id, channel_id, public_url):
+    """The embed snippet and public configuration of a website channel."""
+    channel = get_channel(workspace_id, channel_id)
+    if channel.type != "website":
+        raise NotFound(
+            f"Channel {channel.id} is a {channel.type} channel; only website channels "
+            "have a widget.",
+            code="WIDGET_NOT_AVAILABLE",
+        )
+    base = public_url.rstrip("/")
+    script_url = f"{base}/widget/{channel.id}/widget.js"
+    settings = channel.settings
+    config = {
+        "channel_id": channel.id,
+        "title": settings.get("title", channel.name),
+        "greeting": settings.get("greeting"),
+        "colors": {
+            "primary": settings.get("primary_color"),
+            "background": settings.get("background_color"),
+            "text": settings.get("text_color"),
+        },
+        "allowed_origins": settings.get("allowed_origins", []),
+    }
+    snippet = f'<script src="{script_url}" data-channel-id="{channel.id}" async></script>'
+    return {
+        "channel_id": channel.id,
+        "page_url": public_link(channel, public_url),
+        "script_url": script_url,
+        "snippet": snippet,
+        "config": config,
+    }

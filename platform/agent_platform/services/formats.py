@@ -1,0 +1,134 @@
+"""Value formats shared by channels, contacts and messages, and the JSON form
+of stored objects (for events).
+
+Validators take the value and the field name to blame, return the value in
+its canonical form, and raise errors.ValidationError naming the field.
+"""
+
+import re
+from datetime import date, datetime
+from urllib.parse import urlsplit
+
+from ..errors import ValidationError
+
+# E.164: a plus, a country code not starting with 0, at most 15 digits in all.
+# Seven digits is the shortest number any country plan assigns in practice.
+_E164 = re.compile(r"^\+[1-9][0-9]{6,14}$")
+_EMAIL = re.compile(
+    r"^[^@\s]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)+$"
+)
+_HEX_COLOR = re.compile(r"^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$"
+)
+
+
+def phone(value, field):
+    """An E.164 number (+ and 7 to 15 digits), else 400 INVALID_PHONE_FORMAT."""
+    if not isinstance(value, str) or not _E164.match(value.strip()):
+        raise ValidationError(
+            field,
+            "must be a phone number in E.164 format: + then the country code and "
+            "number, 7 to 15 digits in all, e.g. +5511987654321",
+            code="INVALID_PHONE_FORMAT",
+        )
+    return value.strip()
+
+
+def email(value, field):
+    """An e-mail address, lower-cased (addresses are compared without case)."""
+    if not isinstance(value, str) or len(value) > 254 or not _EMAIL.match(value.strip()):
+        raise ValidationError(field, "must be an e-mail address such as ana@example.com")
+    return value.strip().lower()
+
+
+def http_url(value, field):
+    if not isinstance(value, str) or len(value) > 2048:
+        raise ValidationError(field, "must be an http or https URL of at most 2048 characters")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(field, "must be an http or https URL with a host")
+    return value
+
+
+def origin(value, field):
+    """A web origin: scheme, host and optional port, nothing after."""
+    if not isinstance(value, str):
+        raise ValidationError(field, "must be an origin such as https://shop.example.com")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
+        raise ValidationError(field, "must be an origin such as https://shop.example.com")
+    if parts.query or parts.fragment or parts.username:
+        raise ValidationError(field, "must be an origin such as https://shop.example.com")
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def hostname(value, field):
+    if not isinstance(value, str) or not _HOSTNAME.match(value):
+        raise ValidationError(field, "must be a host name such as smtp.example.com")
+    return value.lower()
+
+
+def port(value, field):
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 65535:
+        raise ValidationError(field, "must be a port number from 1 to 65535")
+    return value
+
+
+def color(value, field):
+    if not isinstance(value, str) or not _HEX_COLOR.match(value):
+        raise ValidationError(field, "must be a hex color such as #1a73e8")
+    return value.lower()
+
+
+def text(max_length, min_length=1):
+    def check(value, field):
+        if not isinstance(value, str) or not min_length <= len(value) <= max_length:
+            raise ValidationError(
+                field, f"must be a string of {min_length} to {max_length} characters"
+            )
+        return value
+
+    return check
+
+
+def pattern(regex, description):
+    compiled = re.compile(regex)
+
+    def check(value, field):
+        if not isinstance(value, str) or not compiled.match(value):
+            raise ValidationError(field, f"must be {description}")
+        return value
+
+    return check
+
+
+def one_of(*allowed):
+    def check(value, field):
+        if value not in allowed:
+            raise ValidationError(field, f"must be one of: {', '.join(allowed)}")
+        return value
+
+    return check
+
+
+def iso_date(value, field):
+    try:
+        return date.fromisoformat(value).isoformat() if isinstance(value, str) else _bad()
+    except ValueError:
+        raise ValidationError(field, "must be a date as YYYY-MM-DD") from None
+
+
+def _bad():
+    raise ValueError
+
+
+def jsonable(value):
+    """`value` with datetimes as ISO 8601 UTC strings (the API's form), for events."""
+    if isinstance(value, dict):
+        return {key: jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(item) for item in value]
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="microseconds") + "Z"
+    return value
