@@ -33,7 +33,7 @@ def wait_until_up(url, timeout=30):
         try:
             requests.get(url, timeout=1)
             return
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     raise RuntimeError(f"{url} did not come up")
 
