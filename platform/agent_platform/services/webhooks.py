@@ -127,8 +127,9 @@ def list_deliveries(workspace_id, webhook_id, paging, status=None, event=None):
 def get_delivery(workspace_id, webhook_id, delivery_id):
     webhook = get_webhook(workspace_id, webhook_id)
     delivery_key = canonical_uuid(delivery_id)
-    delivery = delivery_key and Delivery.of_webhook(webhook.id).where(Delivery.id == delivery_key)
-    delivery = delivery and delivery.first()
+    delivery = None
+    if delivery_key is not None:
+        delivery = Delivery.of_webhook(webhook.id).where(Delivery.id == delivery_key).first()
     if delivery is None:
         raise delivery_not_found(delivery_id)
     _attach_attempts([delivery])
