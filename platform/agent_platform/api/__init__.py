@@ -13,10 +13,12 @@ from . import (
     custom_fields,
     docs,
     errors,
+    mcp_servers,
     messages,
     pipeline,
     system,
     trainings,
+    variant,
     webhooks,
 )
 from .schemas.common import ErrorSchema
@@ -25,8 +27,10 @@ from .schemas.common import ErrorSchema
 V1_BLUEPRINTS = [system.blp, custom_fields.blp, agents.blp, trainings.blp, webhooks.blp]
 # Channels, contacts, conversations, messages and chats (issue 4).
 V1_BLUEPRINTS += [channels.blp, contacts.blp, conversations.blp, messages.blp, chats.blp]
+# MCP servers and the tools of agents (issue 3).
+V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
-ROOT_BLUEPRINTS = []
+ROOT_BLUEPRINTS = [variant.blp]
 
 
 class Api(SmorestApi):

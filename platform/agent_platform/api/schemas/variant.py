@@ -1,0 +1,73 @@
+"""Bodies of the variant address form: {"success": true, "data": {...}}."""
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from ...scopes import SCOPES
+from .agents import AgentBaseSchema, AgentSchema, AgentSettingsSchema
+from .common import BareSchema, UtcDateTime
+from .trainings import TrainingSchema
+
+
+class VariantAgentCreateSchema(AgentBaseSchema):
+    """name is required; the other fields have the defaults of POST /v1/agents."""
+
+
+class _AgentData(ma.Schema):
+    agent = fields.Nested(AgentSchema)
+
+
+class VariantAgentSchema(BareSchema):
+    success = fields.Boolean()
+    data = fields.Nested(_AgentData)
+
+
+class QaCreateSchema(ma.Schema):
+    agent_id = fields.UUID(required=True)
+    question = fields.String(required=True, validate=validate.Length(min=1, max=2000))
+    answer = fields.String(required=True, validate=validate.Length(min=1, max=20000))
+
+
+class _TrainingData(ma.Schema):
+    training = fields.Nested(TrainingSchema)
+
+
+class VariantTrainingSchema(BareSchema):
+    success = fields.Boolean()
+    data = fields.Nested(_TrainingData)
+
+
+class VariantSettingsSchema(BareSchema):
+    success = fields.Boolean()
+    data = fields.Nested(AgentSettingsSchema)
+
+
+class PermissionCreateSchema(ma.Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    scopes = fields.List(
+        fields.String(validate=validate.OneOf(sorted(SCOPES))),
+        required=True,
+        validate=validate.Length(min=1),
+        metadata={"description": "Each must be held by the calling key"},
+    )
+    workspace_id = fields.UUID(
+        metadata={"description": "Optional; when given it must be the key's workspace"}
+    )
+
+
+class PermissionSchema(ma.Schema):
+    id = fields.String()
+    name = fields.String()
+    workspace_id = fields.String()
+    scopes = fields.List(fields.String())
+    key = fields.String(metadata={"description": "The API key itself, shown only here"})
+    created_at = UtcDateTime()
+
+
+class _PermissionData(ma.Schema):
+    permission = fields.Nested(PermissionSchema)
+
+
+class VariantPermissionSchema(BareSchema):
+    success = fields.Boolean()
+    data = fields.Nested(_PermissionData)
