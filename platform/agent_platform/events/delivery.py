@@ -27,12 +27,11 @@ from email.utils import parsedate_to_datetime
 
 import requests
 from flask import current_app
-from peewee import SQL, Case
 
 from .. import netguard, scheduler
 from ..db import database, transaction
 from ..models.base import new_id, utcnow
-from ..models.webhooks import Delivery, DeliveryAttempt, Webhook
+from ..models.webhooks import Delivery, Webhook
 from ..services import alerts
 from . import signing
 
@@ -71,12 +70,6 @@ class Settings:
             lease_seconds=config["WEBHOOKS_LEASE_SECONDS"],
             concurrency=max(1, config["WEBHOOKS_CONCURRENCY"]),
         )
-
-    @property
-    def per_claim(self):
-        """Deliveries of one webhook claimed at once: all must be sendable,
-        one after the other, before their lease runs out."""
-        return max(1, int(self.lease_seconds // max(self.timeout, 0.1)) - 1)
 
 
 def current_settings():
@@ -138,21 +131,58 @@ def queue_event(event):
 
 # --- claiming ---------------------------------------------------------------
 
+# Deliveries of one webhook claimed at once (their lease is renewed while they
+# are being sent, so a slow receiver never loses it).
+CLAIM_BATCH = 50
+
+_IN_FLIGHT = "SELECT webhook_id FROM delivery WHERE lease_until > ? AND status = 'pending'"
+# Due, unleased (or lease expired) deliveries of active webhooks not in flight,
+# in send order. The (status, next_attempt_at) index holds rowid as its last
+# column, so this reads the index in order without sorting.
+_CANDIDATES = f"""
+SELECT id, webhook_id FROM delivery
+WHERE status = 'pending' AND next_attempt_at <= ?
+  AND (lease_until IS NULL OR lease_until <= ?)
+  AND webhook_id IN (SELECT id FROM webhook WHERE is_active = 1)
+  AND webhook_id NOT IN ({_IN_FLIGHT})
+ORDER BY next_attempt_at, rowid
+LIMIT {CANDIDATES}
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery this process holds the lease of."""
+
+    id: str
+    webhook_id: str
+    event_id: str
+    body: str
+    claim_token: str
+
+
+def _sql(query, params=()):
+    return database.execute_sql(query, params)
+
+
+def _marks(values):
+    return ", ".join("?" for _ in values)
+
 
 def claim_due(now=None, max_webhooks=None, settings=None):
     """Lease due deliveries of webhooks not in flight; return them in send order.
 
-    At most `settings.per_claim` deliveries per webhook and `max_webhooks`
-    webhooks. Runs in its own short write transaction, so two processes
-    claiming at once never get the same row.
+    At most CLAIM_BATCH deliveries per webhook and `max_webhooks` webhooks.
+    Runs in its own short write transaction (BEGIN IMMEDIATE), so two
+    processes claiming at once never get the same row.
     """
     settings = settings or current_settings()
     now = now or utcnow()
+    stamp = str(now)
     with transaction():
-        in_flight = _webhooks_in_flight(now)
         chosen, per_webhook = [], Counter()
-        for delivery_id, webhook_id in _candidates(now):
-            if webhook_id in in_flight or per_webhook[webhook_id] >= settings.per_claim:
+        for delivery_id, webhook_id in _sql(_CANDIDATES, (stamp, stamp, stamp)).fetchall():
+            if per_webhook[webhook_id] >= CLAIM_BATCH:
                 continue
             if webhook_id not in per_webhook and len(per_webhook) == max_webhooks:
                 continue
@@ -161,39 +191,42 @@ def claim_due(now=None, max_webhooks=None, settings=None):
         if not chosen:
             return []
         token = new_id()
-        lease_until = now + timedelta(seconds=settings.lease_seconds)
-        Delivery.update(lease_until=lease_until, claim_token=token).where(
-            Delivery.id.in_(chosen)
-        ).execute()
-        return list(Delivery.select().where(Delivery.id.in_(chosen)).order_by(*_SEND_ORDER))
-
-
-_SEND_ORDER = (Delivery.next_attempt_at, SQL("rowid"))
-
-
-def _webhooks_in_flight(now):
-    query = (
-        Delivery.select(Delivery.webhook)
-        .where(Delivery.lease_until > now, Delivery.status == "pending")
-        .distinct()
-    )
-    return {row[0] for row in query.tuples()}
-
-
-def _candidates(now):
-    active = Webhook.select(Webhook.id).where(Webhook.is_active == True)  # noqa: E712
-    query = (
-        Delivery.select(Delivery.id, Delivery.webhook)
-        .where(
-            Delivery.status == "pending",
-            Delivery.next_attempt_at <= now,
-            Delivery.lease_until.is_null() | (Delivery.lease_until <= now),
-            Delivery.webhook.in_(active),
+        lease_until = str(now + timedelta(seconds=settings.lease_seconds))
+        _sql(
+            f"UPDATE delivery SET lease_until = ?, claim_token = ? WHERE id IN ({_marks(chosen)})",
+            (lease_until, token, *chosen),
         )
-        .order_by(*_SEND_ORDER)
-        .limit(CANDIDATES)
-    )
-    return list(query.tuples())
+        rows = _sql(
+            f"SELECT id, webhook_id, event_id, body FROM delivery WHERE id IN ({_marks(chosen)}) "
+            "ORDER BY next_attempt_at, rowid",
+            chosen,
+        ).fetchall()
+    return [Claimed(*row, claim_token=token) for row in rows]
+
+
+def _renew(claimed, now, settings):
+    """Extend the lease of the deliveries still to send; return its monotonic end."""
+    lease_until = str((now or utcnow()) + timedelta(seconds=settings.lease_seconds))
+    ids = [item.id for item in claimed]
+    with transaction():
+        _sql(
+            f"UPDATE delivery SET lease_until = ? WHERE claim_token = ? AND id IN ({_marks(ids)})",
+            (lease_until, claimed[0].claim_token, *ids),
+        )
+    return time.monotonic() + settings.lease_seconds
+
+
+def _release(claimed):
+    """Give back claimed deliveries that will not be sent now."""
+    if not claimed:
+        return
+    ids = [item.id for item in claimed]
+    with transaction():
+        _sql(
+            "UPDATE delivery SET lease_until = NULL, claim_token = NULL "
+            f"WHERE claim_token = ? AND id IN ({_marks(ids)})",
+            (claimed[0].claim_token, *ids),
+        )
 
 
 # --- the job ------------------------------------------------------------------
@@ -223,10 +256,10 @@ def deliver_due(now=None):
                 attempts += _result(future)
 
 
-def _by_webhook(deliveries):
+def _by_webhook(claimed):
     groups = {}
-    for delivery in deliveries:
-        groups.setdefault(delivery.webhook_id, []).append(delivery)
+    for item in claimed:
+        groups.setdefault(item.webhook_id, []).append(item)
     return list(groups.values())
 
 
@@ -238,39 +271,33 @@ def _result(future):
         return 0
 
 
-def _send_group(deliveries, now, settings, config):
-    """Send one webhook's claimed deliveries in order (in a pool thread)."""
-    started = time.monotonic()
+def _send_group(claimed, now, settings, config):
+    """Send one webhook's claimed deliveries one by one, in order (in a pool thread)."""
+    lease_ends = time.monotonic() + settings.lease_seconds
     sent = 0
     try:
-        webhook = Webhook.get_or_none(Webhook.id == deliveries[0].webhook_id)
-        for index, delivery in enumerate(deliveries):
-            elapsed = time.monotonic() - started
-            if webhook is None or elapsed + settings.timeout >= settings.lease_seconds:
-                _release(deliveries[index:])
+        webhook = Webhook.get_or_none(Webhook.id == claimed[0].webhook_id)
+        for index, item in enumerate(claimed):
+            if webhook is None or not webhook.is_active:
+                _release(claimed[index:])
                 break
+            if time.monotonic() + settings.timeout + 1 >= lease_ends:
+                lease_ends = _renew(claimed[index:], now, settings)
             attempt_time = now or utcnow()
-            body = delivery.body.encode()
-            outcome = send_signed(webhook, delivery.event_id, body, attempt_time, settings)
+            body = item.body.encode()
+            outcome = send_signed(webhook, item.event_id, body, attempt_time, settings)
             sent += 1
-            alert, webhook = record_attempt(delivery, outcome, attempt_time, settings)
+            alert, owned = record_attempt(item, outcome, attempt_time, settings)
             if alert:
                 alerts.webhook_failing(config, alert)
-            if webhook is None or not webhook.is_active:
-                _release(deliveries[index + 1 :])
+            if not owned:  # cancelled, or taken over after the lease expired
+                _release(claimed[index + 1 :])
                 break
+            if not outcome.success:  # the failure policy may have deactivated it
+                webhook = Webhook.get_or_none(Webhook.id == item.webhook_id)
         return sent
     finally:
         database.close()  # this pool thread's connection
-
-
-def _release(deliveries):
-    """Give back claimed deliveries that will not be sent now."""
-    for delivery in deliveries:
-        with transaction():
-            Delivery.update(lease_until=None, claim_token=None).where(
-                Delivery.id == delivery.id, Delivery.claim_token == delivery.claim_token
-            ).execute()
 
 
 # --- sending ------------------------------------------------------------------
@@ -350,69 +377,83 @@ def _retry_after(response):
 
 # --- recording ----------------------------------------------------------------
 
+_INSERT_ATTEMPT = (
+    "INSERT INTO delivery_attempt (id, delivery_id, number, attempted_at, success, "
+    "http_status, response_time_ms, error, response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_SUCCEEDED = (
+    "UPDATE delivery SET status = 'succeeded', attempt_count = ?, next_attempt_at = NULL, "
+    "completed_at = ?, lease_until = NULL, claim_token = NULL, updated_at = ? WHERE id = ?"
+)
+_WEBHOOK_SUCCEEDED = (
+    "UPDATE webhook SET consecutive_failures = 0, last_success_at = ?, "
+    "status = CASE status WHEN 'failing' THEN 'active' ELSE status END WHERE id = ?"
+)
 
-def record_attempt(delivery, outcome, now, settings):
-    """Store the attempt and move the delivery on; returns (alert or None, webhook).
 
-    Only the holder of the claim moves the delivery: if its lease was lost
-    (another process claimed it after expiry), the attempt is still logged.
+def record_attempt(claimed, outcome, now, settings):
+    """Store the attempt and move the delivery on; return (alert or None, still ours).
+
+    Only the holder of the claim moves the delivery: if it lost the claim
+    (cancelled, or claimed by another process after the lease expired), the
+    attempt is still logged. Plain SQL: this runs once per attempt.
     """
+    stamp = str(now)
     with transaction():
-        current = Delivery.get_or_none(Delivery.id == delivery.id)
-        if current is None:  # the webhook was deleted meanwhile
-            return None, None
-        number = current.attempt_count + 1
-        DeliveryAttempt.create(
-            delivery=current.id,
-            number=number,
-            attempted_at=now,
-            success=outcome.success,
-            http_status=outcome.http_status,
-            response_time_ms=outcome.response_time_ms,
-            error=outcome.error,
-            response_body=outcome.response_body,
+        row = _sql(
+            "SELECT attempt_count, round_start, status, claim_token FROM delivery WHERE id = ?",
+            (claimed.id,),
+        ).fetchone()
+        if row is None:  # the webhook was deleted meanwhile
+            return None, False
+        count, round_start, status, token = row
+        number = count + 1
+        _sql(
+            _INSERT_ATTEMPT,
+            (
+                new_id(),
+                claimed.id,
+                number,
+                stamp,
+                outcome.success,
+                outcome.http_status,
+                outcome.response_time_ms,
+                outcome.error,
+                outcome.response_body,
+            ),
         )
-        current.attempt_count = number
-        alert = None
-        if current.claim_token != delivery.claim_token or current.status != "pending":
-            current.save(only=[Delivery.attempt_count, Delivery.updated_at])
-        elif outcome.success:
-            _succeeded(current, now)
-        else:
-            alert = _failed(current, outcome, now, settings)
-        return alert, Webhook.get_or_none(Webhook.id == current.webhook_id)
+        if token != claimed.claim_token or status != "pending":
+            _sql("UPDATE delivery SET attempt_count = ? WHERE id = ?", (number, claimed.id))
+            return None, False
+        if outcome.success:
+            _sql(_SUCCEEDED, (number, stamp, stamp, claimed.id))
+            _sql(_WEBHOOK_SUCCEEDED, (stamp, claimed.webhook_id))
+            return None, True
+        return _failed(claimed, number - round_start, number, outcome, now, settings), True
 
 
-def _finish(delivery, status, now, next_attempt_at=None):
-    delivery.status = status
-    delivery.next_attempt_at = next_attempt_at
-    delivery.completed_at = None if status == "pending" else now
-    delivery.lease_until = None
-    delivery.claim_token = None
-    delivery.save()
-
-
-def _succeeded(delivery, now):
-    _finish(delivery, "succeeded", now)
-    Webhook.update(
-        consecutive_failures=0,
-        last_success_at=now,
-        status=Case(Webhook.status, [("failing", "active")], Webhook.status),
-    ).where(Webhook.id == delivery.webhook_id).execute()
-
-
-def _failed(delivery, outcome, now, settings):
+def _failed(claimed, failures, number, outcome, now, settings):
     """Schedule the next retry, or end the delivery and apply the failure policy."""
-    failures = delivery.attempt_count - delivery.round_start
-    Webhook.update(last_failure_at=now).where(Webhook.id == delivery.webhook_id).execute()
+    Webhook.update(last_failure_at=now).where(Webhook.id == claimed.webhook_id).execute()
+    changes = {
+        "attempt_count": number,
+        "lease_until": None,
+        "claim_token": None,
+        "updated_at": now,
+    }
     if failures <= len(settings.schedule):
         delay = settings.schedule[failures - 1]
         if outcome.retry_after is not None:
             delay = max(delay, outcome.retry_after)
-        _finish(delivery, "pending", now, next_attempt_at=now + timedelta(seconds=delay))
+        next_attempt_at = now + timedelta(seconds=delay)
+        Delivery.update(next_attempt_at=next_attempt_at, **changes).where(
+            Delivery.id == claimed.id
+        ).execute()
         return None
-    _finish(delivery, "failed", now)
-    return apply_failure_policy(delivery.webhook_id, now, settings)
+    Delivery.update(status="failed", next_attempt_at=None, completed_at=now, **changes).where(
+        Delivery.id == claimed.id
+    ).execute()
+    return apply_failure_policy(claimed.webhook_id, now, settings)
 
 
 def apply_failure_policy(webhook_id, now, settings):

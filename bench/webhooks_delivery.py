@@ -1,0 +1,318 @@
+"""Issue 5 benchmark: webhook delivery throughput, latency, and a crash mid-way.
+
+1. Throughput. 10,000 events to a local receiver (bench/webhooks_receiver.py, its own
+   process, answers 200), sent by the real delivery job (`deliver_due`: claim with a
+   lease, sign, SSRF guard, send, record each attempt) against a plain
+   `requests.Session` loop posting the same 10,000 bodies, in the same run.
+   Target: >= 50% of the plain loop.
+2. Latency. `agent-platform serve` (gunicorn + scheduler, default 1 s poll) on a
+   database where this script raises events at a steady pace, each in its own
+   transaction: event time (envelope timestamp) to its arrival at the receiver.
+   Target: p50 <= 1.5 s.
+3. Crash. 10,000 events; `agent-platform serve` is killed with SIGKILL (its whole
+   process group) once about half has arrived, then started again. Every event must
+   arrive at least once (distinct event_ids = 10,000); duplicates are counted.
+
+    .venv/bin/python bench/webhooks_delivery.py [--events 10000] [--latency-events 300]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import requests
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "platform"))
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Receiver:
+    def __init__(self):
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "webhooks_receiver.py"), str(self.port)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout.readline().strip() == "ready"
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = self.base + "/hook"
+
+    def stats(self):
+        return requests.get(self.base + "/stats", timeout=30).json()
+
+    def dump(self):
+        return requests.get(self.base + "/dump", timeout=60).json()
+
+    def reset(self):
+        requests.post(self.base + "/reset", timeout=30)
+
+    def wait_for(self, distinct, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            stats = self.stats()
+            if stats["distinct"] >= distinct:
+                return stats
+            time.sleep(0.2)
+        return self.stats()
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def bench_app(database, **extra):
+    from agent_platform import create_app
+    from agent_platform.migrate import apply_migrations
+
+    settings = {
+        "DATABASE_PATH": database,
+        "LOG_LEVEL": "WARNING",
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [],
+        **extra,
+    }
+    app = create_app(settings)
+    with app.app_context():
+        apply_migrations()
+    return app
+
+
+def register_webhook(app, url):
+    from agent_platform.services import keys, webhooks
+
+    with app.app_context():
+        workspace_id = keys.create_workspace("bench").id
+        hook = webhooks.create_webhook(workspace_id, {"url": url, "events": ["*"]})
+        return workspace_id, hook.id
+
+
+def raise_events(app, workspace_id, count, per_transaction=500):
+    from agent_platform.db import transaction
+    from agent_platform.events import emit
+
+    with app.app_context():
+        for start in range(0, count, per_transaction):
+            with transaction():
+                for number in range(start, min(count, start + per_transaction)):
+                    emit(workspace_id, "message.received", {"n": number, "text": "Hello there"})
+
+
+def bodies_of(app, webhook_id):
+    from agent_platform.models.webhooks import Delivery
+
+    with app.app_context():
+        query = Delivery.select(Delivery.body).where(Delivery.webhook == webhook_id)
+        return [row.body.encode() for row in query.order_by(Delivery.created_at)]
+
+
+def plain_loop(url, bodies):
+    session = requests.Session()
+    headers = {"Content-Type": "application/json"}
+    started = time.perf_counter()
+    for body in bodies:
+        response = session.post(url, data=body, headers=headers, timeout=10)
+        assert response.status_code == 200
+    return len(bodies) / (time.perf_counter() - started)
+
+
+def throughput(count, directory):
+    from agent_platform.events.delivery import deliver_due
+
+    receiver = Receiver()
+    try:
+        app = bench_app(os.path.join(directory, "throughput.db"))
+        workspace_id, webhook_id = register_webhook(app, receiver.url)
+        raise_events(app, workspace_id, count)
+        bodies = bodies_of(app, webhook_id)
+        plain_before = plain_loop(receiver.url, bodies)
+        receiver.reset()
+        with app.app_context():
+            started = time.perf_counter()
+            attempts = deliver_due()
+            elapsed = time.perf_counter() - started
+        stats = receiver.stats()
+        receiver.reset()
+        plain_after = plain_loop(receiver.url, bodies)
+    finally:
+        receiver.stop()
+    plain = max(plain_before, plain_after)
+    ours = attempts / elapsed
+    print(f"[1] throughput, {count:,} events, one webhook, receiver answers 200")
+    print(
+        f"    plain requests.Session loop  {plain:8.0f} posts/s   "
+        f"(best of two runs: {plain_before:.0f}, {plain_after:.0f})"
+    )
+    print(
+        f"    delivery job (deliver_due)   {ours:8.0f} deliveries/s  "
+        f"({attempts:,} attempts in {elapsed:.2f} s)"
+    )
+    print(f"    ratio                        {ours / plain:8.0%}   target >= 50%")
+    print(f"    received {stats['received']:,}, distinct event_ids {stats['distinct']:,}")
+    return ours / plain
+
+
+class Serve:
+    """`agent-platform serve` in its own process group, on a config file."""
+
+    def __init__(self, directory, database, **webhooks):
+        self.directory = directory
+        self.port = free_port()
+        self.config = os.path.join(directory, f"serve-{self.port}.toml")
+        lines = ["[database]", f'path = "{database}"', "[log]", 'level = "WARNING"', "[webhooks]"]
+        lines += ["allow_private_targets = true", "allowed_ports = []"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in webhooks.items()]
+        Path(self.config).write_text("\n".join(lines) + "\n")
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [
+                str(BIN / "agent-platform"),
+                "serve",
+                "--config",
+                self.config,
+                "--port",
+                str(self.port),
+            ],
+            cwd=self.directory,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"http://127.0.0.1:{self.port}/v1/health", timeout=1).ok:
+                    return self
+            except requests.RequestException:
+                time.sleep(0.1)
+        raise RuntimeError("serve did not come up")
+
+    def kill(self):
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=30)
+
+
+def parse_time(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=UTC).timestamp()
+
+
+def latency(count, rate, directory):
+    receiver = Receiver()
+    database = os.path.join(directory, "latency.db")
+    app = bench_app(database)
+    workspace_id, _ = register_webhook(app, receiver.url)
+    serve = Serve(directory, database).start()  # default poll: 1 s
+    try:
+        for _ in range(count):
+            raise_events(app, workspace_id, 1)
+            time.sleep(1 / rate)
+        stats = receiver.wait_for(count, timeout=60)
+        records = receiver.dump()
+    finally:
+        serve.stop()
+        receiver.stop()
+    first = {}
+    for event_id, received_at, stamp in records:
+        first.setdefault(event_id, received_at - parse_time(stamp))
+    delays = sorted(first.values())
+    p50 = statistics.median(delays)
+    p90 = delays[int(len(delays) * 0.9) - 1]
+    print(f"[2] latency, `agent-platform serve`, poll 1 s, {count} events at {rate}/s")
+    print(
+        f"    event -> first attempt received: p50 {p50:.3f} s  p90 {p90:.3f} s  "
+        f"max {delays[-1]:.3f} s   target p50 <= 1.5 s"
+    )
+    print(f"    received {stats['received']}, distinct {stats['distinct']}")
+    return p50
+
+
+def crash(count, directory):
+    receiver = Receiver()
+    database = os.path.join(directory, "crash.db")
+    app = bench_app(database)
+    workspace_id, _ = register_webhook(app, receiver.url)
+    raise_events(app, workspace_id, count)
+    # A short lease so the restarted process takes over the killed one's claims soon.
+    settings = {"lease_seconds": 10, "timeout_seconds": 2}
+    serve = Serve(directory, database, **settings).start()
+    try:
+        started = time.monotonic()
+        while receiver.stats()["received"] < count // 2:
+            time.sleep(0.02)
+        serve.kill()
+        killed_at = receiver.stats()
+        first_run = time.monotonic() - started
+        time.sleep(1)
+        restarted = time.monotonic()
+        serve = Serve(directory, database, **settings).start()
+        final = receiver.wait_for(count, timeout=300)
+        recovery = time.monotonic() - restarted
+        records = receiver.dump()
+    finally:
+        serve.stop()
+        receiver.stop()
+    delivered_rate = killed_at["received"] / first_run
+    duplicates = final["received"] - final["distinct"]
+    print(f"[3] crash: {count:,} events, serve SIGKILLed mid-way and restarted (lease 10 s)")
+    print(
+        f"    before the kill: {killed_at['received']:,} received in {first_run:.1f} s "
+        f"({delivered_rate:.0f}/s through serve)"
+    )
+    print(f"    after restart: all done in {recovery:.1f} s")
+    print(
+        f"    distinct event_ids received {final['distinct']:,} of {count:,}   (must be {count:,})"
+    )
+    print(f"    received in total {final['received']:,}; delivered twice: {duplicates}")
+    assert len(records) == final["received"]
+    return final["distinct"], duplicates
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--latency-events", type=int, default=300)
+    parser.add_argument("--rate", type=float, default=20.0, help="latency events per second")
+    options = parser.parse_args()
+    directory = tempfile.mkdtemp(prefix="agent-platform-webhooks-bench-")
+    try:
+        ratio = throughput(options.events, directory)
+        p50 = latency(options.latency_events, options.rate, directory)
+        distinct, duplicates = crash(options.events, directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print()
+    print(
+        f"summary: throughput {ratio:.0%} of plain (>= 50%), p50 {p50:.2f} s (<= 1.5 s), "
+        f"distinct {distinct:,}/{options.events:,}, duplicates {duplicates}"
+    )
+
+
+if __name__ == "__main__":
+    main()
