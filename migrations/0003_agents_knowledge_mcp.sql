@@ -96,47 +96,44 @@ CREATE INDEX "context_entry_conversation_id_agent_id_created_at" ON "context_ent
 
 -- The search index of trainings. Contentless (content=''): it stores only the
 -- index, the text lives in "training". Its rowid is training.search_rowid.
--- Columns: agent (the agent id's hex digits, one token, weight 0 so it only
--- filters), title (title, or the question of a Q&A pair), body (content, or
--- the answer). Only ready trainings have text in the index.
+-- Columns: title (title, or the question of a Q&A pair, weighted double) and
+-- body (content, or the answer). Only ready trainings have text in the index.
+-- Searches filter by agent through the join with "training" (an agent token in
+-- the index would make every query walk that agent's whole doclist).
 CREATE VIRTUAL TABLE "training_fts" USING fts5(
-    agent, title, body,
+    title, body,
     content = '',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
-INSERT INTO "training_fts" ("training_fts", "rank") VALUES ('rank', 'bm25(0.0, 2.0, 1.0)');
+INSERT INTO "training_fts" ("training_fts", "rank") VALUES ('rank', 'bm25(2.0, 1.0)');
 
 -- The triggers keep the index exact in the transaction of every write. A
 -- contentless table deletes a row given the values it indexed, so the three
 -- triggers must compute them with the same expressions.
 CREATE TRIGGER "training_fts_after_insert" AFTER INSERT ON "training" BEGIN
-    INSERT INTO "training_fts" (rowid, agent, title, body) VALUES (
+    INSERT INTO "training_fts" (rowid, title, body) VALUES (
         new.search_rowid,
-        replace(new.agent_id, '-', ''),
         CASE WHEN new.status <> 'ready' THEN '' WHEN new.type = 'qa' THEN new.question ELSE new.title END,
         CASE WHEN new.status <> 'ready' THEN '' WHEN new.type = 'qa' THEN new.answer ELSE new.content END
     );
 END;
 CREATE TRIGGER "training_fts_after_delete" AFTER DELETE ON "training" BEGIN
-    INSERT INTO "training_fts" ("training_fts", rowid, agent, title, body) VALUES (
+    INSERT INTO "training_fts" ("training_fts", rowid, title, body) VALUES (
         'delete',
         old.search_rowid,
-        replace(old.agent_id, '-', ''),
         CASE WHEN old.status <> 'ready' THEN '' WHEN old.type = 'qa' THEN old.question ELSE old.title END,
         CASE WHEN old.status <> 'ready' THEN '' WHEN old.type = 'qa' THEN old.answer ELSE old.content END
     );
 END;
 CREATE TRIGGER "training_fts_after_update" AFTER UPDATE ON "training" BEGIN
-    INSERT INTO "training_fts" ("training_fts", rowid, agent, title, body) VALUES (
+    INSERT INTO "training_fts" ("training_fts", rowid, title, body) VALUES (
         'delete',
         old.search_rowid,
-        replace(old.agent_id, '-', ''),
         CASE WHEN old.status <> 'ready' THEN '' WHEN old.type = 'qa' THEN old.question ELSE old.title END,
         CASE WHEN old.status <> 'ready' THEN '' WHEN old.type = 'qa' THEN old.answer ELSE old.content END
     );
-    INSERT INTO "training_fts" (rowid, agent, title, body) VALUES (
+    INSERT INTO "training_fts" (rowid, title, body) VALUES (
         new.search_rowid,
-        replace(new.agent_id, '-', ''),
         CASE WHEN new.status <> 'ready' THEN '' WHEN new.type = 'qa' THEN new.question ELSE new.title END,
         CASE WHEN new.status <> 'ready' THEN '' WHEN new.type = 'qa' THEN new.answer ELSE new.content END
     );

@@ -7,7 +7,7 @@ credit history keep pointing at it, while every query of the API - through
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, TextField
 
-from .base import JSONField, TimestampedModel, WorkspaceScoped, utcnow
+from .base import JSONField, TimestampedModel, WorkspaceScoped, canonical_uuid, utcnow
 from .tenancy import Workspace
 
 
@@ -31,6 +31,22 @@ class Agent(TimestampedModel, WorkspaceScoped):
     def in_workspace(cls, workspace_id):
         """The workspace's live agents (deleted ones are gone for the API)."""
         return cls.select().where(cls.workspace == workspace_id, cls.deleted_at.is_null())
+
+    @classmethod
+    def live_id(cls, workspace_id, agent_id):
+        """The agent's id when it is a live agent of the workspace, else None.
+
+        One indexed lookup in plain SQL, for hot paths that need no columns
+        (building a full select costs far more than running it here).
+        """
+        agent_id = canonical_uuid(agent_id)
+        if agent_id is None:
+            return None
+        row = cls._meta.database.execute_sql(
+            "SELECT id FROM agent WHERE id = ? AND workspace_id = ? AND deleted_at IS NULL",
+            (agent_id, workspace_id),
+        ).fetchone()
+        return row[0] if row else None
 
     @classmethod
     def listed(cls, workspace_id, is_active=None, name_contains=None):

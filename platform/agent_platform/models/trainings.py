@@ -75,35 +75,29 @@ class Training(TimestampedModel, WorkspaceScoped):
     def search(cls, agent_id, text, limit, match_all=True):
         """The agent's ready trainings best matching `text`, best first, each
         with `.rank` (FTS5 bm25: lower is better). Empty when no term."""
-        expression = match_expression(agent_id, text, match_all)
+        expression = match_expression(text, match_all)
         if expression is None:
             return []
-        # The inner query is the whole FTS5 work (ORDER BY rank LIMIT lets
-        # FTS5 keep only the best rows); the join then reads those rows only.
+        # FTS5 finds and ranks the matches; the join keeps this agent's rows.
         return list(
             cls.raw(
-                "SELECT t.*, hits.rank AS rank FROM ("
-                " SELECT rowid, rank FROM training_fts WHERE training_fts MATCH ?"
-                " ORDER BY rank LIMIT ?"
-                ") AS hits JOIN training AS t ON t.search_rowid = hits.rowid"
-                " ORDER BY hits.rank",
+                "SELECT t.*, f.rank AS rank FROM training_fts AS f"
+                " JOIN training AS t ON t.search_rowid = f.rowid"
+                " WHERE training_fts MATCH ? AND t.agent_id = ?"
+                " ORDER BY f.rank LIMIT ?",
                 expression,
+                str(agent_id),
                 limit,
             )
         )
-
-
-def agent_token(agent_id):
-    """How an agent id is indexed: one token, the UUID's hex digits."""
-    return str(agent_id).replace("-", "")
 
 
 def terms(text):
     return _TERM.findall(text or "")
 
 
-def match_expression(agent_id, text, match_all=True):
-    """An FTS5 query for `text` within one agent's trainings, or None.
+def match_expression(text, match_all=True):
+    """An FTS5 query for `text`, or None when it has no term.
 
     User input never reaches FTS5 as syntax: it is cut into letter/digit
     terms, and each term is sent as a quoted string.
@@ -112,8 +106,7 @@ def match_expression(agent_id, text, match_all=True):
     if not words:
         return None
     quoted = [f'"{word}"' for word in dict.fromkeys(word.lower() for word in words)]
-    joined = (" AND " if match_all else " OR ").join(quoted)
-    return f'agent : "{agent_token(agent_id)}" AND {{title body}} : ({joined})'
+    return (" AND " if match_all else " OR ").join(quoted)
 
 
 def fts_row_count():

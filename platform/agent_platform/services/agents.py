@@ -47,6 +47,14 @@ def get_agent(workspace_id, agent_id):
     return Agent.get_in_workspace(workspace_id, agent_id, not_found(agent_id))
 
 
+def live_agent_id(workspace_id, agent_id):
+    """The id of a live agent of the workspace (cheap), else 404 AGENT_NOT_FOUND."""
+    found = Agent.live_id(workspace_id, agent_id)
+    if found is None:
+        raise not_found(agent_id)
+    return found
+
+
 def list_agents(workspace_id, paging, is_active=None, q=None):
     return paginate(Agent.listed(workspace_id, is_active, q), Agent, paging)
 

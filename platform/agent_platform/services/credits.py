@@ -102,11 +102,11 @@ def usage_report(workspace_id, agent_id, date_from=None, date_to=None, now=None)
 
     Missing bounds come from the month of the other bound, or of today.
     """
-    agent = agents.get_agent(workspace_id, agent_id)
+    agent_id = agents.live_agent_id(workspace_id, agent_id)
     date_from, date_to = _period(date_from, date_to, (now or utcnow()).date())
     start = datetime.combine(date_from, time())
     end = datetime.combine(date_to + timedelta(days=1), time())
-    rows = list(CreditUsage.daily_for_agent(agent.id, start, end))
+    rows = list(CreditUsage.daily_for_agent(agent_id, start, end))
     return {
         "total_credits": round(sum(credits for _, credits, _ in rows), 6),
         "period_start": start,

@@ -137,8 +137,7 @@ def list_tools(workspace_id, server_id, paging):
 
 
 def agent_tools(workspace_id, agent_id):
-    agent = agents.get_agent(workspace_id, agent_id)
-    return list(AgentTool.tools_of(agent.id))
+    return list(AgentTool.tools_of(agents.live_agent_id(workspace_id, agent_id)))
 
 
 def set_agent_tools(workspace_id, agent_id, tool_ids):

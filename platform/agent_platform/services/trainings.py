@@ -42,8 +42,8 @@ def get_training(workspace_id, training_id):
 
 
 def list_trainings(workspace_id, agent_id, paging, type=None, status=None):
-    agent = agents.get_agent(workspace_id, agent_id)
-    return paginate(Training.listed(workspace_id, agent.id, type, status), Training, paging)
+    agent_id = agents.live_agent_id(workspace_id, agent_id)
+    return paginate(Training.listed(workspace_id, agent_id, type, status), Training, paging)
 
 
 def create_training(workspace_id, agent_id, values, upload=None):
@@ -91,8 +91,8 @@ def delete_training(workspace_id, training_id):
 def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
     """The agent's ready trainings best matching `q`, each with `.score`
     (BM25 relevance, higher is better). match: "all" terms or "any" term."""
-    agent = agents.get_agent(workspace_id, agent_id)
-    hits = Training.search(agent.id, q, limit, match_all=(match == "all"))
+    agent_id = agents.live_agent_id(workspace_id, agent_id)
+    hits = Training.search(agent_id, q, limit, match_all=(match == "all"))
     for hit in hits:
         hit.score = round(-hit.rank, 6)
     return hits
