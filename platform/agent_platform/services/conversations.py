@@ -112,7 +112,7 @@ def create_conversation(workspace_id, values, now=None):
 
 
 def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None):
-    conversation = Conversation.create(
+    conversation = Conversation(
         workspace=workspace_id,
         contact=contact_id,
         channel=channel_id,
@@ -121,6 +121,7 @@ def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None)
         created_at=now,
         updated_at=now,
     )
+    conversation.save(force_insert=True, keep_updated_at=True)
     emit(workspace_id, "conversation.created", render(conversation), now=now)
     return conversation
 

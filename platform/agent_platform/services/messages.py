@@ -75,7 +75,7 @@ def post_message(
             if replay is not None:
                 return replay, True
         _check_can_send(conversation, values["sender_type"])
-        message = Message.create(
+        message = _insert(
             conversation=conversation.id,
             channel=conversation.channel_id,
             contact_id=conversation.contact_id,
@@ -99,6 +99,13 @@ def post_message(
                 expires_at=now + timedelta(hours=ttl_hours),
             )
         return message, False
+
+
+def _insert(**values):
+    """A new message whose created_at and updated_at are both `now` as given."""
+    message = Message(**values)
+    message.save(force_insert=True, keep_updated_at=True)
+    return message
 
 
 def _fingerprint(conversation_id, values):
@@ -292,7 +299,7 @@ def receive_inbound(channel, inbound, now=None):
         if change:
             emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
         conversation = _conversation_for(channel, contact, now)
-        message = Message.create(
+        message = _insert(
             conversation=conversation.id,
             channel=channel.id,
             contact_id=contact.id,
