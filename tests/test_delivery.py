@@ -428,3 +428,56 @@ def test_old_finished_deliveries_are_pruned(app, caller, hook, receiver):
     (left,) = deliveries_of(hook["id"])
     assert left.status == "pending"
     assert DeliveryAttempt.select().count() == 1  # the pruned delivery's attempts went too
+
+
+def test_concurrent_claims_never_share_a_delivery(caller, receiver):
+    import threading
+
+    from agent_platform.db import database
+
+    hooks = [register(caller, f"{receiver.url}/{n}") for n in range(10)]
+    for _ in range(10):
+        raise_event(caller.workspace_id, now=T0)
+    settings = delivery.current_settings()
+    results, barrier = [], threading.Barrier(4)
+
+    def claim():
+        barrier.wait()
+        try:
+            results.append(delivery.claim_due(now=T0, settings=settings))
+        finally:
+            database.close()
+
+    threads = [threading.Thread(target=claim) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    claimed = [item.id for batch in results for item in batch]
+    assert len(claimed) == len(set(claimed)) == 100
+    owners = {item.webhook_id: item.claim_token for batch in results for item in batch}
+    assert len(owners) == len(hooks)  # each webhook went to exactly one claimer
+    assert delivery.claim_due(now=T0, settings=settings) == []
+
+
+def test_the_lease_is_renewed_while_a_slow_batch_is_sent(app, caller, hook, receiver):
+    import threading
+
+    app.config.update(WEBHOOKS_LEASE_SECONDS=2, WEBHOOKS_TIMEOUT_SECONDS=1)
+    receiver.default = Reply(200, delay=0.5)
+    for _ in range(5):
+        raise_event(caller.workspace_id)
+
+    def run():
+        with app.app_context():
+            delivery.deliver_due()
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    try:
+        threading.Event().wait(2.2)  # past the first lease: a real-time lease, no clock to drive
+        assert delivery.claim_due() == []
+    finally:
+        worker.join()
+    assert len(receiver.requests) == 5
+    assert {row.status for row in deliveries_of(hook["id"])} == {"succeeded"}
