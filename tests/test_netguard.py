@@ -278,3 +278,16 @@ def test_connection_refused_is_a_connection_error():
         port = probe.getsockname()[1]
     with pytest.raises(requests.ConnectionError):
         safe_request("GET", f"http://127.0.0.1:{port}/", allow_private=True, allowed_ports=[])
+
+
+def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_certificate():
+    target = check_url("https://hooks.example.com/in", resolver=public_resolver)
+    adapter = netguard._adapter_for(target)
+    prepared = requests.Request("POST", "https://hooks.example.com/in").prepare()
+    host, pool = adapter.build_connection_pool_key_attributes(prepared, True)
+    assert (host["scheme"], host["host"], host["port"]) == ("https", PUBLIC_IP, 443)
+    assert pool["server_hostname"] == pool["assert_hostname"] == "hooks.example.com"
+    assert pool["cert_reqs"] == "CERT_REQUIRED"
+    other = requests.Request("GET", "https://elsewhere.example.com/").prepare()
+    with pytest.raises(UnsafeURL, match="not the checked URL"):
+        adapter.build_connection_pool_key_attributes(other, True)
