@@ -369,6 +369,14 @@ def test_patching_the_url_fetches_again(caller, agent, site):
     fixed = response.get_json()["data"]
     assert fixed["status"] == "ready" and fixed["failure_reason"] is None
     assert found(caller, agent, "monday") == [training["id"]]
+    assert fixed["title"] == ""  # a text page has no title of its own
+    response = caller.patch(f"/v1/trainings/{training['id']}", json={"url": f"{site}/page.html"})
+    assert response.get_json()["data"]["title"] == "Returns & refunds"  # none before: the page's
+    renamed = caller.patch(f"/v1/trainings/{training['id']}", json={"title": "Policy"})
+    assert renamed.get_json()["data"]["title"] == "Policy"
+    again = caller.patch(f"/v1/trainings/{training['id']}", json={"url": f"{site}/missing"})
+    assert again.get_json()["data"]["title"] == "Policy"  # kept when not given
+    assert again.get_json()["data"]["status"] == "failed"
     assert_error(
         caller.patch(f"/v1/trainings/{training['id']}", json={"content": "x"}),
         400,

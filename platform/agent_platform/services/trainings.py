@@ -70,11 +70,14 @@ def create_training(workspace_id, agent_id, values, upload=None):
 def update_training(workspace_id, training_id, changes):
     """Change the fields of the training's type; a url change (or the same url
     again) fetches the page anew."""
-    kind = get_training(workspace_id, training_id).type
+    current = get_training(workspace_id, training_id)
+    kind = current.type
     _check_fields(kind, changes, creating=False)
     fields = dict(changes)
     if kind == "url" and "url" in changes:
         fields.update(fetch_page(changes["url"], changes.get("title")))
+        if "title" not in changes and current.title:
+            fields.pop("title")  # keep the title it has
     with transaction():
         training = get_training(workspace_id, training_id)
         for name, value in fields.items():
