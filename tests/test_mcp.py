@@ -90,6 +90,15 @@ def test_update_and_delete(caller):
     assert (body["name"], body["is_active"], body["header_names"]) == ("CRM", False, ["X-B"])
     assert McpServer.get_by_id(server["id"]).headers == {"X-B": "2"}
     assert caller.get("/v1/mcp-servers?is_active=true").get_json()["data"] == []
+    assert_error(
+        caller.patch(path, json={"url": "ftp://x.example/"}), 400, "VALIDATION_ERROR", "url"
+    )
+    response = caller.patch(path, json={"headers": {"Host": "evil.example"}})
+    assert_error(response, 400, "VALIDATION_ERROR", "headers")
+    assert_error(
+        caller.patch(path, json={"transport": "sse"}), 400, "VALIDATION_ERROR", "transport"
+    )
+    assert McpServer.get_by_id(server["id"]).headers == {"X-B": "2"}
     assert caller.delete(path).status_code == 204
     assert_error(caller.get(path), 404, "MCP_SERVER_NOT_FOUND")
 
