@@ -1,0 +1,227 @@
+"""Answer quality of the built-in `knowledge` provider, and its speed.
+
+    .venv/bin/python bench/answer_quality.py [--split tune|dev|test|all] [--verbose]
+
+The evaluation set is bench/data/answer_quality/*.json: one business per file
+(its language, its trainings, customer messages each labelled with the
+training expected to answer it, or null when no training should). Every
+business's messages were written before the matcher was tuned on them, and
+each file says which split it belongs to:
+- tune: looked at from the start, thresholds and lexicons tuned on them;
+- dev: first held out; looked at after the first round of tuning (so no
+  longer a clean measure), then used for tuning too;
+- test: written after that, never used for tuning: the honest figure.
+
+Figures, per business, per split and overall:
+- top-1: Q&A-labelled messages answered with exactly that Q&A.
+- passages: text-labelled messages answered with a passage of that training
+  (containing the labelled words).
+- precision: answers given (Q&A or passage) that were the expected one; an
+  answer to a message labelled null is wrong.
+- coverage: answerable messages (labelled with a training) given an answer.
+- abstained: null-labelled messages left unanswered (fallback / handoff).
+Then every wrong answer, and the time per message for an agent with 300 Q&A.
+Offline, standard library only (plus the package itself).
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "platform"))
+
+from agent_platform.replies import knowledge  # noqa: E402
+
+DATA = ROOT / "bench" / "data" / "answer_quality"
+
+
+def load():
+    return [json.loads(path.read_text("utf-8")) for path in sorted(DATA.glob("*.json"))]
+
+
+def judge(business, message):
+    """(outcome, decision): outcome is one of right, wrong, missed, abstained."""
+    kinds = {t["id"]: t["type"] for t in business["trainings"]}
+    decision = knowledge.decide(message["text"], business["trainings"], business["language"])
+    expected = message["expect"]
+    if not decision.answered:
+        return ("abstained" if expected is None else "missed"), decision
+    if expected is None or decision.training_id != expected:
+        return "wrong", decision
+    wanted_kind = "qa" if kinds[expected] == "qa" else "passage"
+    contains = message.get("contains", "")
+    if decision.kind != wanted_kind or contains.casefold() not in decision.text.casefold():
+        return "wrong", decision
+    return "right", decision
+
+
+def evaluate(business):
+    rows = []
+    kinds = {t["id"]: t["type"] for t in business["trainings"]}
+    for message in business["messages"]:
+        outcome, decision = judge(business, message)
+        expected = message["expect"]
+        label = "none" if expected is None else ("qa" if kinds[expected] == "qa" else "text")
+        rows.append({"message": message, "label": label, "outcome": outcome, "decision": decision})
+    return rows
+
+
+def figures(rows):
+    def count(label=None, outcome=None):
+        return sum(
+            1
+            for row in rows
+            if (label is None or row["label"] == label)
+            and (outcome is None or row["outcome"] == outcome)
+        )
+
+    answered = count(outcome="right") + count(outcome="wrong")
+    answerable = count("qa") + count("text")
+    given_to_answerable = answerable - count(outcome="missed")
+    return {
+        "messages": len(rows),
+        "qa": count("qa"),
+        "top1": _ratio(count("qa", "right"), count("qa")),
+        "passages": _ratio(count("text", "right"), count("text")),
+        "precision": _ratio(count(outcome="right"), answered),
+        "coverage": _ratio(given_to_answerable, answerable),
+        "abstained": _ratio(count("none", "abstained"), count("none")),
+        "wrong": count(outcome="wrong"),
+        "missed": count(outcome="missed"),
+    }
+
+
+def _ratio(part, whole):
+    return part / whole if whole else float("nan")
+
+
+HEADER = (
+    f"{'':34} {'msgs':>4} {'top-1':>7} {'passage':>7} {'precis.':>7} {'coverage':>8}"
+    f" {'abstain':>7} {'wrong':>5} {'missed':>6}"
+)
+
+
+def line(name, f):
+    return (
+        f"{name:34} {f['messages']:>4} {f['top1']:>7.1%} {f['passages']:>7.1%}"
+        f" {f['precision']:>7.1%} {f['coverage']:>8.1%} {f['abstained']:>7.1%}"
+        f" {f['wrong']:>5} {f['missed']:>6}"
+    )
+
+
+def describe(row):
+    decision, message = row["decision"], row["message"]
+    got = decision.training_id or f"none (best {decision.best_id})"
+    return (
+        f"  {message['text']!r}\n      expected {message['expect']}, got {got}"
+        f" score {decision.score:.3f}, runner-up {decision.runner_up_id} {decision.runner_up:.3f}"
+    )
+
+
+def quality(businesses, split, verbose):
+    chosen = [b for b in businesses if split == "all" or b["split"] == split]
+    results = [(b, evaluate(b)) for b in chosen]
+    print(f"Answer quality of the knowledge provider ({split} businesses)\n")
+    print(HEADER)
+    for business, rows in results:
+        name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
+        print(line(name, figures(rows)))
+    for part in ("tune", "dev", "test"):
+        rows = [row for business, rows in results if business["split"] == part for row in rows]
+        if rows and split == "all":
+            print(line(f"{part} split", figures(rows)))
+    every = [row for _, rows in results for row in rows]
+    print(line("overall", figures(every)))
+    wrong = [(b, row) for b, rows in results for row in rows if row["outcome"] == "wrong"]
+    print(f"\nWrong answers ({len(wrong)}):")
+    for business, row in wrong:
+        print(f"[{business['business'][:24]}]" + describe(row))
+    if verbose:
+        missed = [(b, row) for b, rows in results for row in rows if row["outcome"] == "missed"]
+        print(f"\nMissed (answerable, left to the fallback) ({len(missed)}):")
+        for business, row in missed:
+            print(f"[{business['business'][:24]}]" + describe(row))
+    return figures(every)
+
+
+def synthetic_agent(businesses, size=300, seed=7):
+    """`size` English Q&A pairs: the evaluation set's, then made-up ones from
+    their vocabulary (so the vocabulary and its overlaps look real)."""
+    english = [b for b in businesses if b["language"] == "en"]
+    trainings = [dict(t) for b in english for t in b["trainings"] if t["type"] == "qa"]
+    vocabulary = sorted(
+        {
+            w.strip("?.,!:()").lower()
+            for t in trainings
+            for w in (t["question"] + " " + t["answer"]).split()
+        }
+        - {""}
+    )
+    rng = random.Random(seed)
+    while len(trainings) < size:
+        question = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(4, 9))) + "?"
+        answer = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 30))) + "."
+        trainings.append(
+            {"id": f"syn-{len(trainings)}", "type": "qa", "question": question, "answer": answer}
+        )
+    return trainings
+
+
+def timing(businesses, rounds=30):
+    trainings = synthetic_agent(businesses)
+    messages = [m["text"] for b in businesses if b["language"] == "en" for m in b["messages"]]
+    knowledge._INDEXES.items.clear()
+    knowledge._UNITS.items.clear()
+    cold = _timed(lambda: knowledge.decide(messages[0], trainings, "en"))
+    samples = sorted(
+        _timed(lambda text=text: knowledge.decide(text, trainings, "en"))
+        for _ in range(rounds)
+        for text in messages
+    )
+    p50, p99 = statistics.median(samples), samples[int(len(samples) * 0.99) - 1]
+    # Each message's fastest of 5 runs: the matcher's own cost, without the
+    # pauses another busy process on the machine adds to single calls.
+    quiet = sorted(
+        min(_timed(lambda text=text: knowledge.decide(text, trainings, "en")) for _ in range(5))
+        for text in messages
+    )
+    edited = [dict(t) for t in trainings]
+    edited[5]["answer"] += " Edited."
+    rebuild = _timed(lambda: knowledge.decide(messages[0], edited, "en"))
+    print(f"\nTime per message, agent with {len(trainings)} Q&A ({len(samples)} calls):")
+    print(f"  p50 {p50:.3f} ms   p99 {p99:.3f} ms   mean {statistics.fmean(samples):.3f} ms")
+    print(
+        f"  best of 5 per message: p50 {statistics.median(quiet):.3f} ms,"
+        f" slowest message {quiet[-1]:.3f} ms (load average {os.getloadavg()[0]:.1f})"
+    )
+    print(f"  first message (analyses every training, builds the index): {cold:.1f} ms")
+    print(f"  first message after one training changed (index rebuilt): {rebuild:.1f} ms")
+
+
+def _timed(call):
+    """Milliseconds `call` takes."""
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=("tune", "dev", "test", "all"), default="all")
+    parser.add_argument("--verbose", action="store_true", help="list the missed messages too")
+    parser.add_argument("--no-timing", action="store_true")
+    args = parser.parse_args()
+    businesses = load()
+    quality(businesses, args.split, args.verbose)
+    if not args.no_timing:
+        timing(businesses)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+"""The built-in `knowledge` provider's decision: which of an agent's
+trainings answers a customer's message, if any.
+
+`decide(message, trainings, language, settings=None)` returns a Decision:
+the answer of the best matching Q&A training when its score passes
+`QA_THRESHOLD` and stands `QA_MARGIN` clear of the best Q&A with another
+answer; else the most relevant passage of a text-like training (text, url,
+document) when it passes `PASSAGE_THRESHOLD` (a passing passage also wins
+over a passing Q&A that scores lower); else kind "none", so the caller sends
+the agent's fallback text (and hands off when configured).
+
+Scoring (deterministic: same trainings, same message, same decision; ties
+go to the earlier training in the list):
+- Message and trainings are reduced to terms by `matching.analyse` (folded,
+  stemmed, stop words out, everyday synonyms as one concept). A message word
+  the agent's trainings do not have is tried as a hyphenated word written
+  joined ("checkup" for "check-up"), then as a typo of a known word (one
+  edit, two for long words; `TYPO_QUALITY`).
+- Each term weighs its inverse document frequency over the agent's units (a
+  word every Q&A shares says little); a word no training has weighs
+  `UNKNOWN_WEIGHT` of the most: it may be the real subject of the message.
+- A Q&A scores the F-beta (`BETA`) of how much of the message's weight it
+  covers (question words fully, answer words at `ANSWER_WEIGHT`) and how much
+  of its question's weight that makes. A passage scores by its best sentence:
+  the share of the message's weight the sentence (and, at `TITLE_WEIGHT`, its
+  training's title) covers.
+
+Trainings are analysed once and kept in a small cache keyed by their id and
+text; the per-agent index is cached by all of them, so a change to any
+training (or its removal) builds a new one on the next message. Plain
+Python, standard library only, no Flask.
+"""
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .matching import Fuzzy, analyse, compounds, lexicon_fuzzy, profile
+
+# Tuned with bench/answer_quality.py on its tune and dev businesses (never on
+# the test ones), for precision first: a wrong answer is worse than a handoff.
+# Around these values top-1 and precision trade evenly (0.30 answers more and
+# is wrong more; 0.42 misses more); the margin turns near-ties between two
+# different answers into a handoff. Overridable per agent through its
+# settings (`qa_threshold`, `qa_margin`, `passage_threshold`).
+QA_THRESHOLD = 0.34
+QA_MARGIN = 0.03
+PASSAGE_THRESHOLD = 0.6
+# A message term found only in a Q&A's answer counts this much of a question hit.
+ANSWER_WEIGHT = 0.5
+# A passage's training title counts like this much of its text.
+TITLE_WEIGHT = 0.5
+# A message word no training has weighs this share of what the rarest known
+# word weighs: it may be the real subject (then nothing should answer) or
+# just chatter ("tonight", "forever").
+UNKNOWN_WEIGHT = 0.5
+# Q&A score: F-beta of message coverage (recall) and question coverage;
+# beta > 1 favours covering the message over covering every word of the
+# question (customers ask in fewer words than the question was written in).
+BETA = 2.0
+# A typo (one or two edits from a known word) counts this much of the word.
+TYPO_QUALITY = {1: 0.8, 2: 0.65}
+# Passages: paragraphs, long ones cut at sentence ends into about this many characters.
+PASSAGE_CHARS = 600
+
+SETTINGS = {"qa_threshold": QA_THRESHOLD, "qa_margin": QA_MARGIN}
+SETTINGS["passage_threshold"] = PASSAGE_THRESHOLD
+_ROW_FIELDS = ("id", "type", "status", "question", "answer", "title", "content")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Decision:
+    kind: str  # "qa" | "passage" | "none"
+    text: str | None = None  # the Q&A's answer or the passage; None when kind is "none"
+    training_id: str | None = None
+    score: float = 0.0  # the best candidate's score, also when it did not pass
+    runner_up: float = 0.0  # the best score of a candidate with a different answer
+    runner_up_id: str | None = None
+    best_id: str | None = None  # the best candidate's training, also when it did not pass
+
+    @property
+    def answered(self):
+        return self.kind != "none"
+
+
+def decide(message_text, trainings, language, settings=None):
+    """The answer to `message_text` from `trainings` (objects or dicts with id,
+    type, question/answer or title/content), in the agent's `language`."""
+    limits = thresholds(settings)
+    index = agent_index(trainings, language)
+    message = index.message_terms(message_text)
+    qa, passage = index.best(message, "qa"), index.best(message, "passage")
+    qa_passes = (
+        qa.score >= limits["qa_threshold"] and qa.score - qa.runner_up >= limits["qa_margin"]
+    )
+    passage_passes = passage.score >= limits["passage_threshold"]
+    # A passing Q&A answers, unless a passage matches the message better (its
+    # sentence has the words the Q&A only shares by chance: "parking" / "Oak Park").
+    if qa_passes and not (passage_passes and passage.score > qa.score):
+        return qa.decision("qa")
+    if passage_passes:
+        return passage.decision("passage")
+    return qa.decision("none") if qa.score >= passage.score else passage.decision("none")
+
+
+def thresholds(settings):
+    """The module's thresholds, overridden by numeric values in `settings`
+    (the agent's settings: other keys and non-numbers are ignored)."""
+    limits = dict(SETTINGS)
+    for name in limits:
+        value = (settings or {}).get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            limits[name] = float(value)
+    return limits
+
+
+# --- trainings -> units (a Q&A, or one passage of a text) -> an agent index
+
+
+def _row(training):
+    """(id, type, status, text fields) of a training object or dict."""
+    if isinstance(training, dict):
+        values = [training.get(name) for name in _ROW_FIELDS]
+    else:
+        values = [getattr(training, name, None) for name in _ROW_FIELDS]
+    values = ["" if value is None else str(value) for value in values]
+    return (*values[:3], tuple(values[3:]))
+
+
+@dataclass(frozen=True)
+class _Unit:
+    training_id: str
+    kind: str  # "qa" | "passage"
+    text: str  # what is sent: the answer, or the passage
+    main: frozenset  # question terms / passage terms
+    extra: frozenset  # answer terms / title terms not already in main
+    surfaces: tuple  # (folded word, term) pairs, for typo matching
+    compounds: tuple  # ("checkup", ("check",)) for the text's "check-up"
+
+
+def passages(content):
+    """A text cut into passages: paragraphs, long ones at sentence ends."""
+    for paragraph in re.split(r"\n\s*\n|\r\n\s*\r\n", content or ""):
+        paragraph = " ".join(paragraph.split())
+        chunk = ""
+        for sentence in _SENTENCE_END.split(paragraph):
+            if chunk and len(chunk) + len(sentence) > PASSAGE_CHARS:
+                yield chunk
+                chunk = ""
+            chunk = f"{chunk} {sentence}".strip()
+        if chunk:
+            yield chunk
+
+
+def _units_of(row, language):
+    """The units of one training row (cached by id, type, language and text)."""
+    training_id, kind, _, fields = row
+    key = (training_id, kind, language, hash(fields))
+    found = _UNITS.get(key)
+    if found is None:
+        found = _UNITS.put(key, tuple(_analyse_training(training_id, kind, fields, language)))
+    return found
+
+
+def _analyse_training(training_id, kind, fields, language):
+    question, answer, title, content = fields
+    if kind == "qa":
+        if question.strip() and answer.strip():
+            yield _unit(training_id, "qa", answer.strip(), question, answer, language)
+        return
+    # A passage is scored by its best sentence: the message's words must
+    # meet in one sentence, not be scattered over a paragraph.
+    for passage in passages(content):
+        for sentence in _SENTENCE_END.split(passage):
+            yield _unit(training_id, "passage", passage, sentence, title, language)
+
+
+def _unit(training_id, kind, text, main_text, extra_text, language):
+    main, extra = analyse(main_text, language), analyse(extra_text, language)
+    main_terms = frozenset(token.term for token in main)
+    return _Unit(
+        training_id=training_id,
+        kind=kind,
+        text=text,
+        main=main_terms,
+        extra=frozenset(token.term for token in extra) - main_terms,
+        surfaces=tuple({(t.surface, t.term) for t in main + extra if t.surface}),
+        compounds=tuple(compounds(f"{main_text}\n{extra_text}", language).items()),
+    )
+
+
+class _Cache:
+    """A small thread-safe LRU map."""
+
+    def __init__(self, size):
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        return None
+
+    def put(self, key, value):
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+
+_UNITS = _Cache(20_000)
+_INDEXES = _Cache(64)
+
+
+def agent_index(trainings, language):
+    """The index of these trainings, cached by their ids, types and texts (a
+    change to any of them, or another language, makes another index). Failed
+    trainings (status "failed") are left out."""
+    rows = tuple(row for row in map(_row, trainings) if row[2] in ("", "ready"))
+    key = (language, len(rows), hash(rows))
+    found = _INDEXES.get(key)
+    if found is None:
+        units = tuple(unit for row in rows for unit in _units_of(row, language))
+        found = _INDEXES.put(key, _Index(units, language))
+    return found
+
+
+@dataclass
+class _Best:
+    best: _Unit | None = None
+    score: float = 0.0
+    runner_up: float = 0.0
+    runner_up_id: str | None = None
+
+    def decision(self, kind):
+        common = {"score": round(self.score, 4), "runner_up": round(self.runner_up, 4)}
+        common.update(runner_up_id=self.runner_up_id)
+        common["best_id"] = self.best.training_id if self.best else None
+        if kind == "none":
+            return Decision("none", **common)
+        return Decision(kind, self.best.text, self.best.training_id, **common)
+
+
+class _Index:
+    def __init__(self, units, language):
+        self.units, self.language = units, language
+        self.lexicon = profile(language).lexicon
+        document_frequency = {}
+        for unit in units:
+            for term in unit.main | unit.extra:
+                document_frequency[term] = document_frequency.get(term, 0) + 1
+        count = len(units)
+        self.idf = {term: _idf(count, df) for term, df in document_frequency.items()}
+        self.unknown_idf = _idf(count, 0) * UNKNOWN_WEIGHT
+        self.postings = {}  # term -> [(unit position, weight factor)]
+        for position, unit in enumerate(units):
+            extra_factor = ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT
+            for term in unit.main:
+                self.postings.setdefault(term, []).append((position, 1.0))
+            for term in unit.extra:
+                self.postings.setdefault(term, []).append((position, extra_factor))
+        self.main_weight = [sum(self.idf[t] for t in unit.main) for unit in units]
+        self.surface_terms = {}
+        for unit in units:
+            for surface, term in unit.surfaces:
+                self.surface_terms.setdefault(surface, term)
+        self.fuzzy = Fuzzy(self.surface_terms)
+        self.compounds = dict(pair for unit in units for pair in unit.compounds)
+
+    def message_terms(self, text):
+        """term -> quality (1 for a known word, less for a typo's guess)."""
+        found = {}
+        for token in analyse(text, self.language):
+            if token.term in self.idf or not token.surface:
+                pairs = [(token.term, 1.0)]
+            elif token.surface in self.compounds:
+                pairs = [(term, 1.0) for term in self.compounds[token.surface]]
+            else:
+                pairs = [self._typo(token.surface, token.term)]
+            for term, quality in pairs:
+                if quality > found.get(term, 0.0):
+                    found[term] = quality
+        return found
+
+    def _typo(self, surface, term):
+        """The known term a misspelt word stands for: the agent's own words
+        first, then the language's concept words; else the word itself."""
+        close = self.fuzzy.closest(surface)
+        if close is not None:
+            return self.surface_terms[close[1]], TYPO_QUALITY[close[0]]
+        close = lexicon_fuzzy(self.language).closest(surface)
+        if close is not None:
+            return self.lexicon[close[1]], TYPO_QUALITY[close[0]]
+        return term, 1.0
+
+    def best(self, message, kind):
+        weights = {t: self.idf.get(t, self.unknown_idf) * q for t, q in message.items()}
+        total = sum(self.idf.get(t, self.unknown_idf) for t in message)
+        covered = {}
+        for term, weight in weights.items():
+            for position, factor in self.postings.get(term, ()):
+                if self.units[position].kind == kind:
+                    covered[position] = covered.get(position, 0.0) + weight * factor
+        scored = []
+        for position, weight in covered.items():
+            message_share = weight / total
+            if kind == "qa":
+                # Answer hits count here too: "hay zumba?" is answered by the
+                # Q&A whose answer lists zumba, though its question does not.
+                question_share = min(1.0, weight / (self.main_weight[position] or 1))
+                score = _f_beta(message_share, question_share)
+            else:
+                score = message_share
+            scored.append((-score, position))
+        scored.sort()
+        result = _Best()
+        for negative, position in scored:
+            unit = self.units[position]
+            if result.best is None:
+                result.best, result.score = unit, -negative
+            elif unit.text != result.best.text:
+                result.runner_up, result.runner_up_id = -negative, unit.training_id
+                break
+        return result
+
+
+def _idf(count, df):
+    return math.log(1 + (count - df + 0.5) / (df + 0.5))
+
+
+def _f_beta(recall, precision):
+    beta2 = BETA * BETA
+    denominator = beta2 * precision + recall
+    return (1 + beta2) * precision * recall / denominator if denominator else 0.0

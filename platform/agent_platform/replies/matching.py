@@ -1,0 +1,447 @@
+"""Text normalisation for the offline `knowledge` provider: words in, terms out.
+
+`analyse(text, language)` turns what a customer (or a training) wrote into
+the terms the matcher compares: case and accents folded, letters repeated
+for emphasis squeezed ("pleeease"), chat abbreviations expanded ("qnto",
+"pls"), stop words and greetings dropped, words stemmed by a light suffix
+stripper (English, Portuguese, Spanish), and a few everyday customer-service
+synonyms mapped to one concept term ("@price" for price / fee / "how much" /
+"quanto custa"). `Fuzzy` finds the known word a typo was meant to be.
+
+Standard library only. The lexicons are deliberately small and generic (what
+customers of any shop ask about), not tuned to one business.
+"""
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+_WORD = re.compile(r"[^\W_]+")
+_REPEATS = re.compile(r"([^\W\d_])\1{2,}")  # "pleeease" -> "please", "kkkk" -> "k"
+_DIGIT_LETTER = re.compile(r"(?<=\d)(?=[^\W\d_])|(?<=[^\W\d_])(?=\d)")
+_VOWELS = set("aeiouy")
+
+
+def fold(text):
+    """Lower case without accents: "Promoção" -> "promocao"."""
+    text = unicodedata.normalize("NFKD", (text or "").casefold())
+    return "".join(char for char in text if not unicodedata.combining(char))
+
+
+def words(text):
+    """Folded words: apostrophes joined ("don't" -> "dont"), letter runs
+    squeezed, numbers split from letters ("24h" -> "24", "h")."""
+    text = fold(text).replace("'", "").replace("\u2019", "")
+    text = _DIGIT_LETTER.sub(" ", _REPEATS.sub(r"\1", text))
+    return _WORD.findall(text)
+
+
+# --- stemmers: light suffix strippers; the same word family must land on
+# --- the same stem, the stem need not be a word.
+
+
+def _strip(word, suffixes, min_stem=3):
+    for suffix in suffixes:
+        if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
+            stem = word[: -len(suffix)]
+            if _VOWELS & set(stem):
+                return stem
+    return word
+
+
+def _undouble(word):
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in _VOWELS:
+        return word[:-1]
+    return word
+
+
+_EN_INFLECTIONS = ("ing", "ed")
+_EN_SUFFIXES = (
+    "ization", "isation", "ations", "ation", "ments", "ment", "ness", "ion", "ful",
+    "able", "ible", "ity", "ive", "ery", "ers", "er", "ly", "ic", "al", "y", "e",
+)  # fmt: skip
+
+
+def stem_en(word):
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith(("ies", "ied")) and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    word = _undouble(_strip(word, _EN_INFLECTIONS))
+    return _undouble(_strip(word, _EN_SUFFIXES))
+
+
+_PT_PLURALS = (
+    ("oes", "ao"), ("aes", "ao"), ("ais", "al"), ("eis", "el"), ("ois", "ol"),
+    ("res", "r"), ("zes", "z"), ("ns", "m"), ("s", ""),
+)  # fmt: skip
+_PT_SUFFIXES = (
+    "amentos", "imentos", "amento", "imento", "acoes", "mente", "acao", "icao", "ador",
+    "adora", "ando", "endo", "indo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
+    "ida", "aram", "eram", "iram", "avam", "amos", "emos", "imos", "cao", "ar", "er", "ir",
+    "am", "em", "ou", "eu", "iu", "ei", "ue", "ao", "ia", "io", "a", "o", "e", "i",
+)  # fmt: skip
+
+_ES_PLURALS = (("ces", "z"), ("iones", "ion"), ("es", ""), ("s", ""))
+_ES_SUFFIXES = (
+    "amientos", "imientos", "amiento", "imiento", "aciones", "acion", "cion", "mente",
+    "adora", "ador", "ando", "iendo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
+    "ida", "aron", "ieron", "amos", "emos", "imos", "ar", "er", "ir", "an", "en", "as",
+    "os", "ia", "io", "o", "a", "e", "i",
+)  # fmt: skip
+
+
+def _plural(word, rules):
+    for suffix, replacement in rules:
+        if word.endswith(suffix) and len(word) - len(suffix) + len(replacement) >= 3:
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def stem_pt(word):
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    return _strip(_plural(word, _PT_PLURALS), _PT_SUFFIXES)
+
+
+_ES_DIPHTHONG = re.compile(r"(?<![qg])(?:ue|ie)")
+
+
+def stem_es(word):
+    """Also undoes the stressed-vowel diphthong of Spanish verbs and nouns
+    (cuesta / costar, prueba / probar, tiene / tener): ue -> o, ie -> e."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    stem = _strip(_plural(word, _ES_PLURALS), _ES_SUFFIXES)
+    return _ES_DIPHTHONG.sub(lambda match: "o" if match[0] == "ue" else "e", stem)
+
+
+def stem_plain(word):
+    """Languages without a stemmer: only a plural -s."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+# --- lexicons: stop words (with greetings and politeness), chat abbreviations,
+# --- concepts (comma-separated words or phrases -> one concept term; the
+# --- phrases of the "" concept are dropped, like stop words).
+
+_EN_STOP = """a about above after again all also am an and any anybody anyone anything are
+aren as at be because been before being both but by can cant could couldnt did didnt do does
+doesnt doing dont each either else even ever every few for from get gets getting got had has
+have having he her here hers him his i id if ill im in into is isnt it its itself ive just
+kindly know let lets like ll me might mine more most much my myself need needs no nor not now
+of off ok okay on once only or other our ours out over own please really same she should so
+some something still such sure than that thats the their them then there theres these they
+this those through to too up us very want wanted wanna was we were what whats which while
+who whom why will with would yes yet you your youre yours yourself hi hello hey hiya heya yo
+dear thanks thank cheers guys folks team question wondering wonder hope sorry excuse btw
+anyway lol haha hehe pls plz thx also tell help maybe possible way go one come take make
+instead right how bye goodbye great awesome perfect cool nice today tonight tomorrow
+yesterday later soon already forever everything nothing someone somebody thing things stuff
+nearby near around""".split()
+
+_PT_STOP = """a ao aos as ate com como da das de dela dele deles do dos e ela ele eles em entre
+era essa essas esse esses esta estao estava estou eu foi ha isso isto ja la mais mas me meu
+minha minhas meus muito na nas nao nem no nos nossa nosso num numa o os ou para pela pelas
+pelo pelos por pra pro qual quais que quem se sem ser seu sua suas seus so sobre sim ta
+tambem te tem tenho ter teu tua um uma umas uns vai vc vcs voce voces vou aqui ai ali oi
+ola ei tudo bem beleza blz obrigado obrigada obg valeu vlw favor pf pfv gente pessoal amigo
+amiga queria gostaria saber poderia pode podem posso consigo consegue fazer faz faco fica
+ficou seria onde kkk rs haha tipo entao agora quero quer preciso precisava desejo quanto
+quantos quanta quantas todo toda todos todas comigo contigo conosco sao dessa desse
+disso nessa nesse nisso deste desta neste nesta aquele aquela sei sabe veio vem vir
+funciona funcionando funcionar tchau otimo perfeito legal show hoje amanha ontem depois
+logo ainda nada algo coisa coisas alguem""".split()
+
+_ES_STOP = """a al algo algun alguna como con cual cuales de del el ella ellos en entre es esa
+ese esta estan estas este esto estoy fue ha hay la las le les lo los me mi mis mucho muy mas
+no nos nuestro nuestra o os para pero por porque pues que quien se ser si sin sobre su sus
+te tengo tiene tienen tienes tu tus un una unos uno y ya yo usted ustedes vosotros puedo
+puede pueden quiero quisiera saber hacer hago hola buenas buenos gracias muchas favor porfa
+saludos oye jaja ok vale bueno dale donde aqui alli cuanto cuanta cuantos cuantas necesito
+gustaria doy da das todo toda todos todas funciona funcionar adios chao genial perfecto
+hoy ayer ahora luego despues todavia nada cosa cosas alguien""".split()
+
+_EN_SLANG = {
+    "u": "you", "ur": "your", "r": "are", "ya": "you", "thnx": "thanks", "ty": "thanks",
+    "hrs": "hours", "hr": "hour", "mins": "minutes", "tmrw": "tomorrow", "tmr": "tomorrow",
+    "wknd": "weekend", "appt": "appointment", "info": "information", "wheres": "where is",
+    "xray": "x ray", "xrays": "x rays", "b4": "before", "pic": "photo", "pics": "photos",
+}  # fmt: skip
+_PT_SLANG = {
+    "q": "que", "tb": "tambem", "tbm": "tambem", "pq": "porque", "qnto": "quanto",
+    "qto": "quanto", "qnt": "quanto", "qndo": "quando", "qdo": "quando", "qnd": "quando",
+    "hj": "hoje", "td": "tudo", "msg": "mensagem", "n": "nao", "eh": "e", "p": "para",
+    "to": "estou", "tava": "estava", "cade": "onde esta", "kd": "onde esta", "nf": "nota fiscal",
+    "ctz": "certeza", "fds": "fim de semana", "add": "adicionar", "dps": "depois",
+}  # fmt: skip
+_ES_SLANG = {
+    "q": "que", "k": "que", "xq": "porque", "pq": "porque", "tb": "tambien",
+    "tmb": "tambien", "xfa": "por favor", "d": "de", "finde": "fin de semana",
+}  # fmt: skip
+
+_EN_CONCEPTS = {
+    "@price": "price, prices, pricing, cost, costs, fee, fees, charge, charges, charged, rate, "
+    "rates, expensive, cheap, quote, free, how much",
+    "@time": "when, eta, time, how long, how much time, how soon, how many days",
+    "@hours": "hours, opening, open, opens, close, closes, closing, closed, what time",
+    "@deliver": "deliver, delivers, delivery, deliveries, delivering, ship, ships, shipping, "
+    "shipment, arrive, arrives, arrived, arrival",
+    "gluten": "gluten free",
+    "@area": "area, areas, zone, zones, region, regions, neighbourhood, neighborhood, radius, "
+    "coverage, how far",
+    "@book": "book, booking, reserve, reservation, reservations",
+    "@cancel": "cancel, cancellation, cancelled, canceled, call off, cant make it, wont make it",
+    "@refund": "refund, refunds, reimburse, reimbursement, money back",
+    "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
+    "@pay": "pay, payment, payments, paying, paid",
+    "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric",
+    "@track": "track, tracking, where is my",
+    "@size": "size, sizes, sizing, how big",
+    "": "good morning, good afternoon, good evening, good night, thank you, "
+    "quick question, how are you, by the way, see you, see ya, talk soon",
+}
+_PT_CONCEPTS = {
+    "@price": "preco, precos, valor, custa, custam, custo, cobra, cobram, cobrar, taxa, caro, "
+    "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai",
+    "@time": "quando, prazo, prazos, demora, demoram, demorar, quanto tempo, quantos dias, "
+    "em quanto tempo, que dia",
+    "@hours": "horario, horarios, abre, abrem, fecha, fecham, aberto, aberta, que horas",
+    "@deliver": "entrega, entregas, entregar, entregam, entregamos, envio, envia, enviam, "
+    "enviar, manda, mandam, mandar, chegar, chega, chegam, chegou, chegada",
+    "@area": "regiao, regioes, bairro, bairros, cidades",
+    "@book": "reserva, reservar, agendar, agendamento",
+    "@cancel": "cancelar, cancelo, cancela, cancelamento",
+    "@refund": "reembolso, estorno, dinheiro de volta",
+    "@discount": "desconto, descontos, promocao, promocoes",
+    "@pay": "pagar, pagamento, pagamentos, pago, pagando",
+    "@kid": "crianca, criancas, infantil",
+    "@track": "rastrear, rastreio, rastreamento, acompanhar, acompanho, onde esta meu, "
+    "onde esta minha",
+    "@size": "tamanho, tamanhos, medida, medidas, numeracao",
+    "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo",
+}
+_ES_CONCEPTS = {
+    "@price": "precio, precios, cuesta, cuestan, costo, coste, cobran, cobrar, cobra, tarifa, "
+    "caro, barato, gratis, gratuito, gratuita, cuanto sale, cuanto vale, cuanto es",
+    "@time": "cuando, plazo, tarda, tardan, demora, cuanto tiempo, cuantos dias",
+    "@hours": "horario, horarios, abren, abre, abierto, abiertos, abierta, cierran, cierra, "
+    "cerrado, a que hora",
+    "@deliver": "envio, envios, enviar, envian, entrega, entregas, entregar, llegar, llega, "
+    "llegan, llegada",
+    "@area": "zona, zonas, region, barrio, barrios",
+    "@book": "reservar, reserva, reservo",
+    "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
+    "@refund": "reembolso, devolucion, dinero de vuelta",
+    "@discount": "descuento, descuentos, oferta, ofertas, promocion",
+    "@pay": "pagar, pago, pagos, pagando",
+    "@kid": "nino, ninos, nina, ninas, infantil",
+    "@track": "rastrear, seguimiento, donde esta mi",
+    "@size": "talla, tallas",
+    "@park": "aparcamiento, aparcar, parking, estacionamiento, estacionar",
+    "": "buenos dias, buenas tardes, buenas noches, por favor, muchas gracias, nos vemos, "
+    "hasta luego",
+}
+
+# Word families a suffix stripper cannot join (irregular forms), as stems.
+_EN_STEMS = {"teeth": "tooth", "paid": "pay", "children": "child", "bought": "buy"}
+_PT_STEMS = {"devolu": "devolv", "gratuit": "grati", "mensal": "mes", "mensalidad": "mes"}
+_ES_STEMS = {"devolu": "devolv", "mensual": "mes", "mensualidad": "mes"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One language's stemmer and lexicons, with keys prepared for lookup."""
+
+    name: str
+    stem: object
+    stop: frozenset
+    slang: dict  # word -> replacement words
+    phrases: dict  # tuple of 2+ words -> concept terms (() drops the phrase)
+    concepts: dict  # stem -> concept term
+    stems: dict  # stem -> canonical stem
+    lexicon: dict  # the language's concept words -> concept, for typos
+    longest_phrase: int
+
+    def term(self, word):
+        """The term of one word that is neither a stop word nor in a phrase."""
+        stem = self.stem(word)
+        return self.concepts.get(stem) or self.stems.get(stem, stem)
+
+
+def _profile(name, stem, stop, slang, concepts, stems):
+    phrases, single = {}, {}
+    for concept, entries in concepts.items():
+        for entry in entries.split(","):
+            entry_words = tuple(entry.split())
+            if len(entry_words) > 1:
+                target = concept if concept.startswith("@") else stem(concept)
+                phrases[entry_words] = (target,) if concept else ()
+            else:
+                single.update((word, concept) for word in entry_words)
+    stop = frozenset(word for word in stop if stem(word) not in {stem(w) for w in single})
+    return Profile(
+        name=name,
+        stem=stem,
+        stop=stop,
+        slang={word: tuple(words(expansion)) for word, expansion in slang.items()},
+        phrases=phrases,
+        concepts={stem(word): concept for word, concept in single.items()},
+        stems=stems,
+        lexicon=single,
+        longest_phrase=max((len(key) for key in phrases), default=1),
+    )
+
+
+_PROFILES = {
+    "en": (stem_en, _EN_STOP, _EN_SLANG, _EN_CONCEPTS, _EN_STEMS),
+    "pt": (stem_pt, _PT_STOP, _PT_SLANG, _PT_CONCEPTS, _PT_STEMS),
+    "es": (stem_es, _ES_STOP, _ES_SLANG, _ES_CONCEPTS, _ES_STEMS),
+}
+
+
+@lru_cache(maxsize=16)
+def profile(language):
+    """The profile of a BCP 47 tag's language ("pt-BR" -> pt); languages with
+    no lexicon get folding, a plural -s stripper and no stop words."""
+    base = (language or "en").split("-")[0].lower()
+    if base in _PROFILES:
+        return _profile(base, *_PROFILES[base])
+    return _profile(base, stem_plain, (), {}, {}, {})
+
+
+@dataclass(frozen=True)
+class Token:
+    surface: str  # the folded word as written (for typo matching); "" for a phrase
+    term: str
+
+
+def analyse(text, language):
+    """The terms of `text`, in order, as Tokens (stop words, greetings and
+    bare numbers dropped; phrases turned into their concept)."""
+    prof = profile(language)
+    expanded = []
+    for word in words(text):
+        expanded.extend(prof.slang.get(word, (word,)))
+    tokens, index = [], 0
+    while index < len(expanded):
+        for size in range(min(prof.longest_phrase, len(expanded) - index), 1, -1):
+            concept = prof.phrases.get(tuple(expanded[index : index + size]))
+            if concept is not None:
+                tokens.extend(Token("", term) for term in concept)
+                index += size
+                break
+        else:
+            word = expanded[index]
+            index += 1
+            if len(word) > 1 and not word.isdigit() and word not in prof.stop:
+                tokens.append(Token(word, prof.term(word)))
+    return tokens
+
+
+_COMPOUND = re.compile(r"([^\W_]+)-([^\W_]+)")
+
+
+def compounds(text, language):
+    """Hyphenated words of `text` written as one ("check-up" -> "checkup"),
+    each with the terms of its parts, as customers often write them joined."""
+    found = {}
+    for first, second in _COMPOUND.findall(fold(text)):
+        parts = tuple(token.term for token in analyse(f"{first} {second}", language))
+        if parts:
+            found[first + second] = parts
+    return found
+
+
+def terms(text, language):
+    """Just the terms (what tests and debugging look at)."""
+    return [token.term for token in analyse(text, language)]
+
+
+# --- typos: a symmetric-delete index finds known words within one edit
+# --- (two for long words) of an unknown one; the true distance decides.
+
+
+def _deletes(word, depth):
+    found, frontier = set(), {word}
+    for _ in range(depth):
+        frontier = {w[:i] + w[i + 1 :] for w in frontier for i in range(len(w))}
+        found |= frontier
+    return found
+
+
+def max_edits(word):
+    """Typos looked for: none in words under 5 letters (one edit changes them
+    too much: "beer" / "been"), one up to 8 letters, two beyond."""
+    return 0 if len(word) < 5 else 1 if len(word) < 9 else 2
+
+
+def edit_distance(a, b, limit):
+    """Optimal string alignment distance (a swap of two letters is one edit),
+    or limit + 1 when it is larger than `limit`."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous2, previous = None, list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, char_b in enumerate(b, 1):
+            cost = char_a != char_b
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+class Fuzzy:
+    """Known words by their deletions: `closest(word)` -> (distance, known
+    word) or None; among equally close words the alphabetically first wins,
+    so the answer never depends on insertion order."""
+
+    def __init__(self, known_words):
+        self.known = set()
+        self.by_delete = {}
+        for word in known_words:
+            self.add(word)
+
+    def add(self, word):
+        edits = max_edits(word)
+        if not edits or word in self.known:
+            return
+        self.known.add(word)
+        for key in _deletes(word, edits) | {word}:
+            self.by_delete.setdefault(key, set()).add(word)
+
+    def closest(self, word):
+        edits = max_edits(word)
+        if not edits:
+            return None
+        candidates = set()
+        for key in _deletes(word, edits) | {word}:
+            candidates |= self.by_delete.get(key, set())
+        best = None
+        for candidate in candidates:
+            if candidate[0] != word[0]:  # a wrong first letter is another word, not a typo
+                continue
+            limit = min(edits, max_edits(candidate))
+            distance = edit_distance(word, candidate, limit)
+            if distance <= limit and (best is None or (distance, candidate) < best):
+                best = (distance, candidate)
+        return best
+
+
+@lru_cache(maxsize=16)
+def lexicon_fuzzy(language):
+    """Typo index of the language's concept words (a misspelt "pirce" still
+    means @price); look the word found up in `profile(language).lexicon`.
+    Stop words are left out: "pessoa" is not a misspelt "pessoal"."""
+    return Fuzzy(profile(language).lexicon)
