@@ -9,8 +9,8 @@ document) when it passes `PASSAGE_THRESHOLD` (a passing passage also wins
 over a passing Q&A that scores lower); else kind "none", so the caller sends
 the agent's fallback text (and hands off when configured).
 
-Scoring (deterministic: same trainings, same message, same decision; ties
-go to the earlier training in the list):
+Scoring (deterministic: same trainings, in any order, and same message give
+the same decision; equal scores go to the smaller training id):
 - Message and trainings are reduced to terms by `matching.analyse` (folded,
   stemmed, stop words out, everyday synonyms as one concept). A message word
   the agent's trainings do not have is tried as a hyphenated word written
@@ -41,13 +41,16 @@ from .matching import Fuzzy, analyse, compounds, lexicon_fuzzy, profile
 
 # Tuned with bench/answer_quality.py on its tune and dev businesses (never on
 # the test ones), for precision first: a wrong answer is worse than a handoff.
-# Around these values top-1 and precision trade evenly (0.30 answers more and
-# is wrong more; 0.42 misses more); the margin turns near-ties between two
-# different answers into a handoff. Overridable per agent through its
-# settings (`qa_threshold`, `qa_margin`, `passage_threshold`).
+# Swept over 0.25-0.50: below 0.34 precision falls (0.30: ~93%) for little
+# more top-1; above, top-1 falls (0.42: -3 points) for no precision gained.
+# The margin turns near-ties between two different answers into a handoff.
+# The passage threshold sits between the passages asked for (>= 0.67) and
+# the messages no text answers (<= 0.61: one word of two matched).
+# Overridable per agent through its settings (`qa_threshold`, `qa_margin`,
+# `passage_threshold`).
 QA_THRESHOLD = 0.34
 QA_MARGIN = 0.03
-PASSAGE_THRESHOLD = 0.6
+PASSAGE_THRESHOLD = 0.65
 # A message term found only in a Q&A's answer counts this much of a question hit.
 ANSWER_WEIGHT = 0.5
 # A passage's training title counts like this much of its text.
@@ -55,7 +58,7 @@ TITLE_WEIGHT = 0.5
 # A message word no training has weighs this share of what the rarest known
 # word weighs: it may be the real subject (then nothing should answer) or
 # just chatter ("tonight", "forever").
-UNKNOWN_WEIGHT = 0.5
+UNKNOWN_WEIGHT = 0.7
 # Q&A score: F-beta of message coverage (recall) and question coverage;
 # beta > 1 favours covering the message over covering every word of the
 # question (customers ask in fewer words than the question was written in).
@@ -257,7 +260,7 @@ class _Index:
                 document_frequency[term] = document_frequency.get(term, 0) + 1
         count = len(units)
         self.idf = {term: _idf(count, df) for term, df in document_frequency.items()}
-        self.unknown_idf = _idf(count, 0) * UNKNOWN_WEIGHT
+        self.unknown_idf = UNKNOWN_WEIGHT * max(self.idf.values(), default=1.0)
         self.postings = {}  # term -> [(unit position, weight factor)]
         for position, unit in enumerate(units):
             extra_factor = ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT
@@ -295,7 +298,7 @@ class _Index:
         if close is not None:
             return self.surface_terms[close[1]], TYPO_QUALITY[close[0]]
         close = lexicon_fuzzy(self.language).closest(surface)
-        if close is not None:
+        if close is not None and close[0]:  # (a concept word itself already is its concept)
             return self.lexicon[close[1]], TYPO_QUALITY[close[0]]
         return term, 1.0
 
@@ -317,10 +320,10 @@ class _Index:
                 score = _f_beta(message_share, question_share)
             else:
                 score = message_share
-            scored.append((-score, position))
+            scored.append((-score, self.units[position].training_id, position))
         scored.sort()
         result = _Best()
-        for negative, position in scored:
+        for negative, _, position in scored:
             unit = self.units[position]
             if result.best is None:
                 result.best, result.score = unit, -negative

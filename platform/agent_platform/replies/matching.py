@@ -145,7 +145,7 @@ dear thanks thank cheers guys folks team question wondering wonder hope sorry ex
 anyway lol haha hehe pls plz thx also tell help maybe possible way go one come take make
 instead right how bye goodbye great awesome perfect cool nice today tonight tomorrow
 yesterday later soon already forever everything nothing someone somebody thing things stuff
-nearby near around""".split()
+nearby near around where""".split()
 
 _PT_STOP = """a ao aos as ate com como da das de dela dele deles do dos e ela ele eles em entre
 era essa essas esse esses esta estao estava estou eu foi ha isso isto ja la mais mas me meu
