@@ -53,7 +53,7 @@ class McpServerCreateSchema(ma.Schema):
         metadata={"description": "The server's streamable HTTP endpoint, e.g. https://host/mcp"},
     )
     transport = fields.String(
-        load_default="streamable-http", validate=validate.OneOf(TRANSPORTS)
+        validate=validate.OneOf(TRANSPORTS), metadata={"description": "Default streamable-http"}
     )
     headers = fields.Dict(
         keys=fields.String(),
