@@ -1,16 +1,22 @@
 """Answer quality of the built-in `knowledge` provider, and its speed.
 
-    .venv/bin/python bench/answer_quality.py [--split tune|dev|test|all] [--verbose]
+    .venv/bin/python bench/answer_quality.py [--split tune|dev|final|all] [--verbose]
 
 The evaluation set is bench/data/answer_quality/*.json: one business per file
 (its language, its trainings, customer messages each labelled with the
 training expected to answer it, or null when no training should). Every
 business's messages were written before the matcher was tuned on them, and
 each file says which split it belongs to:
-- tune: looked at from the start, thresholds and lexicons tuned on them;
-- dev: first held out; looked at after the first round of tuning (so no
-  longer a clean measure), then used for tuning too;
-- test: written after that, never used for tuning: the honest figure.
+- tune (pizzeria en, clothing store pt-BR): looked at from the start;
+- dev: held out in turn and then looked at, so no longer clean measures.
+  Dental en and gym es were the first held-out pair. Salon pt-BR, bike shop
+  en and vet es-MX were written next and first run with the matcher as it
+  stood after tuning on the four others: top-1 67.7%, precision 76.7%,
+  coverage 75.7% (20 wrong answers in 138 messages), which showed the
+  weaknesses fixed after (a known word next to an unknown subject, passage
+  scores not comparable with Q&A scores, lexicon gaps);
+- final (hotel en, language school pt-BR, electronics shop es): written
+  before that round of changes and never used for tuning: the honest figure.
 
 Figures, per business, per split and overall:
 - top-1: Q&A-labelled messages answered with exactly that Q&A.
@@ -132,7 +138,7 @@ def quality(businesses, split, verbose):
     for business, rows in results:
         name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
         print(line(name, figures(rows)))
-    for part in ("tune", "dev", "test"):
+    for part in ("tune", "dev", "final"):
         rows = [row for business, rows in results if business["split"] == part for row in rows]
         if rows and split == "all":
             print(line(f"{part} split", figures(rows)))
@@ -213,7 +219,7 @@ def _timed(call):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=("tune", "dev", "test", "all"), default="all")
+    parser.add_argument("--split", choices=("tune", "dev", "final", "all"), default="all")
     parser.add_argument("--verbose", action="store_true", help="list the missed messages too")
     parser.add_argument("--no-timing", action="store_true")
     args = parser.parse_args()

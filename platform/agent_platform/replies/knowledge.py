@@ -37,18 +37,18 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .matching import Fuzzy, analyse, compounds, lexicon_fuzzy, profile
+from .matching import SENTIMENT, Fuzzy, Prefixes, analyse, compounds, lexicon_fuzzy, profile
 
 # Tuned with bench/answer_quality.py on its tune and dev businesses (never on
-# the test ones), for precision first: a wrong answer is worse than a handoff.
-# Swept over 0.25-0.50: below 0.34 precision falls (0.30: ~93%) for little
-# more top-1; above, top-1 falls (0.42: -3 points) for no precision gained.
-# The margin turns near-ties between two different answers into a handoff.
-# The passage threshold sits between the passages asked for (>= 0.67) and
-# the messages no text answers (<= 0.61: one word of two matched).
-# Overridable per agent through its settings (`qa_threshold`, `qa_margin`,
-# `passage_threshold`).
-QA_THRESHOLD = 0.34
+# the final ones), for precision first: a wrong answer is worse than a
+# handoff. Swept 0.30-0.46 with the weights below: every step of 0.04 trades
+# about 2-3 points of top-1 for 1-2 of precision; 0.38 is the lowest value
+# keeping precision at 95% on those businesses. The margin turns near-ties
+# between two different answers into a handoff. The passage threshold sits
+# between the passages asked for and messages no text answers (one word of
+# two matched scores about 0.6). Overridable per agent through its settings
+# (`qa_threshold`, `qa_margin`, `passage_threshold`).
+QA_THRESHOLD = 0.38
 QA_MARGIN = 0.03
 PASSAGE_THRESHOLD = 0.65
 # A message term found only in a Q&A's answer counts this much of a question hit.
@@ -56,13 +56,18 @@ ANSWER_WEIGHT = 0.5
 # A passage's training title counts like this much of its text.
 TITLE_WEIGHT = 0.5
 # A message word no training has weighs this share of what the rarest known
-# word weighs: it may be the real subject (then nothing should answer) or
-# just chatter ("tonight", "forever").
-UNKNOWN_WEIGHT = 0.7
+# word weighs: it is often the real subject ("do you sell skateboards?"), so
+# as much as the rarest word; chatter is kept out by the stop words instead.
+UNKNOWN_WEIGHT = 1.0
 # Q&A score: F-beta of message coverage (recall) and question coverage;
 # beta > 1 favours covering the message over covering every word of the
 # question (customers ask in fewer words than the question was written in).
-BETA = 2.0
+BETA = 1.5
+# Generic verbs (sell, offer, bring...: matching.py) weigh this share of
+# what their frequency says.
+LIGHT_WEIGHT = 0.5
+# A word of the same family (a long shared beginning) counts this much.
+FAMILY_QUALITY = 0.7
 # A typo (one or two edits from a known word) counts this much of the word.
 TYPO_QUALITY = {1: 0.8, 2: 0.65}
 # Passages: paragraphs, long ones cut at sentence ends into about this many characters.
@@ -96,13 +101,20 @@ def decide(message_text, trainings, language, settings=None):
     index = agent_index(trainings, language)
     message = index.message_terms(message_text)
     qa, passage = index.best(message, "qa"), index.best(message, "passage")
+    # Praise or a complaint is for a human, unless the answer is about it too
+    # ("my order arrived wrong" has its Q&A; "the driver was rude" has not).
+    feeling = SENTIMENT & message.keys()
+    qa.drop_unless(feeling)
+    passage.drop_unless(feeling)
     qa_passes = (
         qa.score >= limits["qa_threshold"] and qa.score - qa.runner_up >= limits["qa_margin"]
     )
     passage_passes = passage.score >= limits["passage_threshold"]
-    # A passing Q&A answers, unless a passage matches the message better (its
-    # sentence has the words the Q&A only shares by chance: "parking" / "Oak Park").
-    if qa_passes and not (passage_passes and passage.score > qa.score):
+    # A passing Q&A answers, unless none of its question's words is in the
+    # message and a passage matches better: the Q&A's answer then only shares
+    # words by chance ("parking?": "Oak Park"), the passage's sentence does not.
+    better_passage = passage_passes and passage.score > qa.score and not qa.question_hit
+    if qa_passes and not better_passage:
         return qa.decision("qa")
     if passage_passes:
         return passage.decision("passage")
@@ -238,8 +250,14 @@ def agent_index(trainings, language):
 class _Best:
     best: _Unit | None = None
     score: float = 0.0
+    question_hit: bool = False  # a word of the best unit's question (or sentence) matched
     runner_up: float = 0.0
     runner_up_id: str | None = None
+
+    def drop_unless(self, terms):
+        """Forget the best unit when it lacks one of `terms`."""
+        if self.best is not None and terms - (self.best.main | self.best.extra):
+            self.score = self.runner_up = 0.0
 
     def decision(self, kind):
         common = {"score": round(self.score, 4), "runner_up": round(self.runner_up, 4)}
@@ -253,7 +271,7 @@ class _Best:
 class _Index:
     def __init__(self, units, language):
         self.units, self.language = units, language
-        self.lexicon = profile(language).lexicon
+        self.lexicon, self.light = profile(language).lexicon, profile(language).light
         document_frequency = {}
         for unit in units:
             for term in unit.main | unit.extra:
@@ -261,6 +279,9 @@ class _Index:
         count = len(units)
         self.idf = {term: _idf(count, df) for term, df in document_frequency.items()}
         self.unknown_idf = UNKNOWN_WEIGHT * max(self.idf.values(), default=1.0)
+        for term in profile(language).light:
+            if term in self.idf:
+                self.idf[term] *= LIGHT_WEIGHT
         self.postings = {}  # term -> [(unit position, weight factor)]
         for position, unit in enumerate(units):
             extra_factor = ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT
@@ -274,6 +295,7 @@ class _Index:
             for surface, term in unit.surfaces:
                 self.surface_terms.setdefault(surface, term)
         self.fuzzy = Fuzzy(self.surface_terms)
+        self.prefixes = Prefixes(self.surface_terms)
         self.compounds = dict(pair for unit in units for pair in unit.compounds)
 
     def message_terms(self, text):
@@ -300,16 +322,26 @@ class _Index:
         close = lexicon_fuzzy(self.language).closest(surface)
         if close is not None and close[0]:  # (a concept word itself already is its concept)
             return self.lexicon[close[1]], TYPO_QUALITY[close[0]]
+        family = self.prefixes.closest(surface)
+        if family is not None:
+            return self.surface_terms[family], FAMILY_QUALITY
         return term, 1.0
 
+    def _weight(self, term):
+        if term in self.idf:
+            return self.idf[term]
+        return self.unknown_idf * (LIGHT_WEIGHT if term in self.light else 1.0)
+
     def best(self, message, kind):
-        weights = {t: self.idf.get(t, self.unknown_idf) * q for t, q in message.items()}
-        total = sum(self.idf.get(t, self.unknown_idf) for t in message)
-        covered = {}
+        weights = {t: self._weight(t) * q for t, q in message.items()}
+        total = sum(self._weight(t) for t in message)
+        covered, main_hits = {}, set()
         for term, weight in weights.items():
             for position, factor in self.postings.get(term, ()):
                 if self.units[position].kind == kind:
                     covered[position] = covered.get(position, 0.0) + weight * factor
+                    if factor == 1.0:
+                        main_hits.add(position)
         scored = []
         for position, weight in covered.items():
             message_share = weight / total
@@ -327,6 +359,7 @@ class _Index:
             unit = self.units[position]
             if result.best is None:
                 result.best, result.score = unit, -negative
+                result.question_hit = position in main_hits
             elif unit.text != result.best.text:
                 result.runner_up, result.runner_up_id = -negative, unit.training_id
                 break

@@ -6,15 +6,19 @@ for emphasis squeezed ("pleeease"), chat abbreviations expanded ("qnto",
 "pls"), stop words and greetings dropped, words stemmed by a light suffix
 stripper (English, Portuguese, Spanish), and a few everyday customer-service
 synonyms mapped to one concept term ("@price" for price / fee / "how much" /
-"quanto custa"). `Fuzzy` finds the known word a typo was meant to be.
+"quanto custa"; "@complaint" and "@praise" mark feelings). Generic verbs
+("sell", "offer") are listed as light: they weigh less. `Fuzzy` finds the
+known word a typo was meant to be, `Prefixes` a word of the same family the
+stemmer missed ("cachorrito" / "cachorro").
 
 Standard library only. The lexicons are deliberately small and generic (what
-customers of any shop ask about), not tuned to one business.
+customers of any shop ask about), not tuned to one business; grow them with
+care: every word added changes answers in every agent of that language.
 """
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+")
@@ -92,11 +96,13 @@ _ES_SUFFIXES = (
     "amientos", "imientos", "amiento", "imiento", "aciones", "acion", "cion", "mente",
     "adora", "ador", "ando", "iendo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
     "ida", "aron", "ieron", "amos", "emos", "imos", "ar", "er", "ir", "an", "en", "as",
-    "os", "ia", "io", "o", "a", "e", "i",
+    "os", "ai", "ei", "ia", "io", "o", "a", "e", "i",
 )  # fmt: skip
 
 
 def _plural(word, rules):
+    if word.endswith("mos"):  # a verb (entregamos), not a plural: left to the suffixes
+        return word
     for suffix, replacement in rules:
         if word.endswith(suffix) and len(word) - len(suffix) + len(replacement) >= 3:
             return word[: -len(suffix)] + replacement
@@ -143,9 +149,9 @@ this those through to too up us very want wanted wanna was we were what whats wh
 who whom why will with would yes yet you your youre yours yourself hi hello hey hiya heya yo
 dear thanks thank cheers guys folks team question wondering wonder hope sorry excuse btw
 anyway lol haha hehe pls plz thx also tell help maybe possible way go one come take make
-instead right how bye goodbye great awesome perfect cool nice today tonight tomorrow
-yesterday later soon already forever everything nothing someone somebody thing things stuff
-nearby near around where""".split()
+instead right how bye goodbye great awesome perfect cool nice sir madam mate dude bro doctor
+today tonight tomorrow yesterday later soon already forever everything nothing someone somebody
+thing things stuff nearby near around where""".split()
 
 _PT_STOP = """a ao aos as ate com como da das de dela dele deles do dos e ela ele eles em entre
 era essa essas esse esses esta estao estava estou eu foi ha isso isto ja la mais mas me meu
@@ -157,7 +163,8 @@ amiga queria gostaria saber poderia pode podem posso consigo consegue fazer faz 
 ficou seria onde kkk rs haha tipo entao agora quero quer preciso precisava desejo quanto
 quantos quanta quantas todo toda todos todas comigo contigo conosco sao dessa desse
 disso nessa nesse nisso deste desta neste nesta aquele aquela sei sabe veio vem vir
-funciona funcionando funcionar tchau otimo perfeito legal show hoje amanha ontem depois
+funciona funcionando funcionar tchau otimo perfeito legal show doutor doutora senhor senhora
+moco moca hoje amanha ontem depois
 logo ainda nada algo coisa coisas alguem""".split()
 
 _ES_STOP = """a al algo algun alguna como con cual cuales de del el ella ellos en entre es esa
@@ -166,7 +173,8 @@ no nos nuestro nuestra o os para pero por porque pues que quien se ser si sin so
 te tengo tiene tienen tienes tu tus un una unos uno y ya yo usted ustedes vosotros puedo
 puede pueden quiero quisiera saber hacer hago hola buenas buenos gracias muchas favor porfa
 saludos oye jaja ok vale bueno dale donde aqui alli cuanto cuanta cuantos cuantas necesito
-gustaria doy da das todo toda todos todas funciona funcionar adios chao genial perfecto
+gustaria doy da das todo toda todos todas funciona funcionar adios chao genial perfecto doctor
+doctora senor senora joven estuvo estaba estar
 hoy ayer ahora luego despues todavia nada cosa cosas alguien""".split()
 
 _EN_SLANG = {
@@ -197,7 +205,10 @@ _EN_CONCEPTS = {
     "gluten": "gluten free",
     "@area": "area, areas, zone, zones, region, regions, neighbourhood, neighborhood, radius, "
     "coverage, how far",
-    "@book": "book, booking, reserve, reservation, reservations",
+    "@book": "book, booking, reserve, reservation, reservations, make an appointment, "
+    "book an appointment, schedule an appointment",
+    "@urgent": "emergency, emergencies, urgent, urgently, asap",
+    "@location": "address, location, located, where are you, where is the",
     "@cancel": "cancel, cancellation, cancelled, canceled, call off, cant make it, wont make it",
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
     "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
@@ -205,6 +216,9 @@ _EN_CONCEPTS = {
     "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric",
     "@track": "track, tracking, where is my",
     "@size": "size, sizes, sizing, how big",
+    "@complaint": "rude, horrible, worst, disgusting, unacceptable, dirty, "
+    "useless, ridiculous, disappointed, disappointing, complaint, complain, angry",
+    "@praise": "amazing, loved, excellent, fantastic, wonderful, delicious",
     "": "good morning, good afternoon, good evening, good night, thank you, "
     "quick question, how are you, by the way, see you, see ya, talk soon",
 }
@@ -217,8 +231,12 @@ _PT_CONCEPTS = {
     "@deliver": "entrega, entregas, entregar, entregam, entregamos, envio, envia, enviam, "
     "enviar, manda, mandam, mandar, chegar, chega, chegam, chegou, chegada",
     "@area": "regiao, regioes, bairro, bairros, cidades",
-    "@book": "reserva, reservar, agendar, agendamento",
-    "@cancel": "cancelar, cancelo, cancela, cancelamento",
+    "@book": "reserva, reservar, agendar, agendo, agendamento, marcar, marco, marcar um horario, "
+    "agendar um horario, marcar horario, agendar horario, meu horario",
+    "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
+    "@location": "endereco, localizacao, onde fica, onde ficam",
+    "@cancel": "cancelar, cancelo, cancela, cancelamento, desmarcar, desmarco, remarcar, remarco, "
+    "reagendar",
     "@refund": "reembolso, estorno, dinheiro de volta",
     "@discount": "desconto, descontos, promocao, promocoes",
     "@pay": "pagar, pagamento, pagamentos, pago, pagando",
@@ -226,6 +244,9 @@ _PT_CONCEPTS = {
     "@track": "rastrear, rastreio, rastreamento, acompanhar, acompanho, onde esta meu, "
     "onde esta minha",
     "@size": "tamanho, tamanhos, medida, medidas, numeracao",
+    "@complaint": "pessimo, pessima, horrivel, grosso, grossa, grosseiro, grosseira, lerdo, "
+    "lerdos, ruim, absurdo, ridiculo, sujo, suja, decepcionado, decepcionada, reclamacao",
+    "@praise": "adorei, amei, maravilhoso, maravilhosa, excelente",
     "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo",
 }
 _ES_CONCEPTS = {
@@ -237,7 +258,10 @@ _ES_CONCEPTS = {
     "@deliver": "envio, envios, enviar, envian, entrega, entregas, entregar, llegar, llega, "
     "llegan, llegada",
     "@area": "zona, zonas, region, barrio, barrios",
-    "@book": "reservar, reserva, reservo",
+    "@book": "reservar, reserva, reservo, agendar, pedir cita, sacar cita, agendar cita, "
+    "pedir hora",
+    "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
+    "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan",
     "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
     "@refund": "reembolso, devolucion, dinero de vuelta",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
@@ -246,9 +270,23 @@ _ES_CONCEPTS = {
     "@track": "rastrear, seguimiento, donde esta mi",
     "@size": "talla, tallas",
     "@park": "aparcamiento, aparcar, parking, estacionamiento, estacionar",
+    "@complaint": "pesimo, pesima, horrible, grosero, grosera, maleducado, maleducada, sucio, "
+    "sucia, fatal, decepcionado, decepcionada, queja, reclamacion",
+    "@praise": "excelente, buenisimo, maravilloso, maravillosa",
     "": "buenos dias, buenas tardes, buenas noches, por favor, muchas gracias, nos vemos, "
     "hasta luego",
 }
+
+# Generic verbs: they say what is wanted of a topic, not which topic ("do you
+# sell skateboards?" is about skateboards); they weigh less than other words.
+_EN_LIGHT = "sell sells buy have has offer offers provide get give bring take use accept allow"
+_PT_LIGHT = (
+    "vender vendem vende comprar oferecer oferecem aceitar aceitam aceita trazer levar usar dar"
+)
+_ES_LIGHT = (
+    "vender venden vendeis comprar ofrecer ofrecen aceptar aceptan aceptais traer llevar usar dar "
+    "poner"
+)
 
 # Word families a suffix stripper cannot join (irregular forms), as stems.
 _EN_STEMS = {"teeth": "tooth", "paid": "pay", "children": "child", "bought": "buy"}
@@ -267,6 +305,7 @@ class Profile:
     phrases: dict  # tuple of 2+ words -> concept terms (() drops the phrase)
     concepts: dict  # stem -> concept term
     stems: dict  # stem -> canonical stem
+    light: frozenset  # terms of generic verbs
     lexicon: dict  # the language's concept words -> concept, for typos
     longest_phrase: int
 
@@ -276,9 +315,9 @@ class Profile:
         return self.concepts.get(stem) or self.stems.get(stem, stem)
 
 
-def _profile(name, stem, stop, slang, concepts, stems):
+def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light=""):
     phrases, single = {}, {}
-    for concept, entries in concepts.items():
+    for concept, entries in (concepts or {}).items():
         for entry in entries.split(","):
             entry_words = tuple(entry.split())
             if len(entry_words) > 1:
@@ -287,23 +326,25 @@ def _profile(name, stem, stop, slang, concepts, stems):
             else:
                 single.update((word, concept) for word in entry_words)
     stop = frozenset(word for word in stop if stem(word) not in {stem(w) for w in single})
-    return Profile(
+    prepared = Profile(
         name=name,
         stem=stem,
         stop=stop,
-        slang={word: tuple(words(expansion)) for word, expansion in slang.items()},
+        slang={word: tuple(words(expansion)) for word, expansion in (slang or {}).items()},
         phrases=phrases,
         concepts={stem(word): concept for word, concept in single.items()},
-        stems=stems,
+        stems=stems or {},
+        light=frozenset(),
         lexicon=single,
         longest_phrase=max((len(key) for key in phrases), default=1),
     )
+    return replace(prepared, light=frozenset(prepared.term(word) for word in light.split()))
 
 
 _PROFILES = {
-    "en": (stem_en, _EN_STOP, _EN_SLANG, _EN_CONCEPTS, _EN_STEMS),
-    "pt": (stem_pt, _PT_STOP, _PT_SLANG, _PT_CONCEPTS, _PT_STEMS),
-    "es": (stem_es, _ES_STOP, _ES_SLANG, _ES_CONCEPTS, _ES_STEMS),
+    "en": (stem_en, _EN_STOP, _EN_SLANG, _EN_CONCEPTS, _EN_STEMS, _EN_LIGHT),
+    "pt": (stem_pt, _PT_STOP, _PT_SLANG, _PT_CONCEPTS, _PT_STEMS, _PT_LIGHT),
+    "es": (stem_es, _ES_STOP, _ES_SLANG, _ES_CONCEPTS, _ES_STEMS, _ES_LIGHT),
 }
 
 
@@ -314,7 +355,7 @@ def profile(language):
     base = (language or "en").split("-")[0].lower()
     if base in _PROFILES:
         return _profile(base, *_PROFILES[base])
-    return _profile(base, stem_plain, (), {}, {}, {})
+    return _profile(base, stem_plain)
 
 
 @dataclass(frozen=True)
@@ -400,6 +441,40 @@ def edit_distance(a, b, limit):
             return limit + 1
         previous2, previous = previous, current
     return previous[-1]
+
+
+SENTIMENT = frozenset({"@complaint", "@praise"})
+
+
+def shared_prefix(a, b):
+    """Length of the common beginning of two words."""
+    size = 0
+    for char_a, char_b in zip(a, b, strict=False):
+        if char_a != char_b:
+            break
+        size += 1
+    return size
+
+
+class Prefixes:
+    """Known words by their first letters: `closest(word)` -> the known word
+    sharing the longest beginning with `word` (at least 5 letters and three
+    quarters of the shorter word: "cachorrito" / "cachorro", "estacionar" /
+    "estacionamento"), a family the suffix strippers missed; or None."""
+
+    def __init__(self, known_words):
+        self.by_start = {}
+        for word in sorted(set(known_words)):
+            if len(word) >= 5:
+                self.by_start.setdefault(word[:5], []).append(word)
+
+    def closest(self, word):
+        best = None
+        for known in self.by_start.get(word[:5], ()):
+            size = shared_prefix(word, known)
+            if size * 4 >= 3 * min(len(word), len(known)) and (best is None or size > best[0]):
+                best = (size, known)
+        return best and best[1]
 
 
 class Fuzzy:
