@@ -16,7 +16,12 @@ each file says which split it belongs to:
   weaknesses fixed after (a known word next to an unknown subject, passage
   scores not comparable with Q&A scores, lexicon gaps);
 - final (hotel en, language school pt-BR, electronics shop es): written
-  before that round of changes and never used for tuning: the honest figure.
+  before that round of changes and never used for tuning. Its first run,
+  the honest figure for businesses the matcher has never seen: top-1 69.9%,
+  precision 91.0%, coverage 75.5% (7 wrong answers in 137 messages). It
+  showed one plain bug, fixed after: "check-in" / "check-out" both lost
+  their particle as a stop word (verbs with a particle are now one term);
+  the figures printed for it since are no longer blind.
 
 Figures, per business, per split and overall:
 - top-1: Q&A-labelled messages answered with exactly that Q&A.

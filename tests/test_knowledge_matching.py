@@ -224,6 +224,58 @@ def test_duplicate_answers_are_not_a_tie():
     assert answer("do you deliver?", trainings).training_id == "a"
 
 
+def test_complaints_and_praise_are_left_to_a_human():
+    assert answer("your delivery guy was really rude").kind == "none"
+    assert answer("the pizza was amazing, loved it").kind == "none"
+    service = [
+        {"id": "atend", "type": "qa", "question": "Qual é o horário de atendimento?",
+         "answer": "De segunda a sexta, das 8h às 18h."},
+        {"id": "frete", "type": "qa", "question": "Quanto custa o frete?", "answer": "R$ 15."},
+    ]  # fmt: skip
+    assert answer("horário de atendimento?", service, "pt-BR").training_id == "atend"
+    assert answer("péssimo atendimento, vcs são lerdos", service, "pt-BR").kind == "none"
+    room = [
+        {"id": "dirty", "type": "qa", "question": "What if my room is dirty?",
+         "answer": "Call the front desk and we clean it at once."},
+        {"id": "wifi", "type": "qa", "question": "Is there wifi in the room?", "answer": "Yes."},
+    ]  # fmt: skip
+    # A complaint the trainings are about is answered.
+    assert answer("my room is dirty!", room).training_id == "dirty"
+
+
+def test_a_generic_verb_does_not_carry_a_message_about_something_else():
+    shop = [
+        {"id": "ebikes", "type": "qa", "question": "Do you sell electric bikes?",
+         "answer": "Yes, from $1,800."},
+        {"id": "rent", "type": "qa", "question": "How much is it to rent a bike?",
+         "answer": "$25 a day."},
+        {"id": "repair", "type": "qa", "question": "How long does a repair take?",
+         "answer": "1-2 days."},
+        {"id": "hours", "type": "qa", "question": "When are you open?", "answer": "9 to 5."},
+    ]  # fmt: skip
+    assert answer("do you sell skateboards?", shop).kind == "none"
+    assert answer("do you sell helmets?", shop).kind == "none"
+    assert answer("do you sell e-bikes?", shop).training_id == "ebikes"
+
+
+def test_a_word_of_the_same_family_matches():
+    pets = [
+        {"id": "dogs", "type": "qa", "question": "Vocês aceitam cachorro?", "answer": "Sim."},
+        {"id": "hours", "type": "qa", "question": "Qual o horário?", "answer": "9h às 18h."},
+    ]
+    assert answer("posso levar meu cachorrinho?", pets, "pt-BR").training_id == "dogs"
+
+
+def test_verbs_with_a_particle_keep_it():
+    hotel = [
+        {"id": "in", "type": "qa", "question": "What time is check-in?", "answer": "3pm."},
+        {"id": "out", "type": "qa", "question": "What time is check-out?", "answer": "11am."},
+    ]
+    assert answer("checkout time?", hotel).training_id == "out"
+    assert answer("when can we check in", hotel).training_id == "in"
+    assert answer("can we check out late?", hotel).training_id == "out"
+
+
 # --- passages
 
 

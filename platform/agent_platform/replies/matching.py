@@ -203,6 +203,14 @@ _EN_CONCEPTS = {
     "@deliver": "deliver, delivers, delivery, deliveries, delivering, ship, ships, shipping, "
     "shipment, arrive, arrives, arrived, arrival",
     "gluten": "gluten free",
+    # Verbs with a particle, written apart, hyphenated (split into words) or joined.
+    "checkin": "checkin, check in",
+    "checkout": "checkout, check out",
+    "pickup": "pickup, pick up, pick",
+    "dropoff": "dropoff, drop off",
+    "signup": "signup, sign up",
+    "login": "login, log in",
+    "takeaway": "takeaway, take away",
     "@area": "area, areas, zone, zones, region, regions, neighbourhood, neighborhood, radius, "
     "coverage, how far",
     "@book": "book, booking, reserve, reservation, reservations, make an appointment, "
@@ -320,11 +328,11 @@ def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light="
     for concept, entries in (concepts or {}).items():
         for entry in entries.split(","):
             entry_words = tuple(entry.split())
+            target = concept if concept.startswith("@") else stem(concept)
             if len(entry_words) > 1:
-                target = concept if concept.startswith("@") else stem(concept)
                 phrases[entry_words] = (target,) if concept else ()
             else:
-                single.update((word, concept) for word in entry_words)
+                single.update((word, target) for word in entry_words)
     stop = frozenset(word for word in stop if stem(word) not in {stem(w) for w in single})
     prepared = Profile(
         name=name,
