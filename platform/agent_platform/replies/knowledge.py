@@ -6,8 +6,10 @@ the answer of the best matching Q&A training when its score passes
 `QA_THRESHOLD` and stands `QA_MARGIN` clear of the best Q&A with another
 answer; else the most relevant passage of a text-like training (text, url,
 document) when it passes `PASSAGE_THRESHOLD` (a passing passage also wins
-over a passing Q&A that scores lower); else kind "none", so the caller sends
-the agent's fallback text (and hands off when configured).
+over a passing Q&A that scores lower and shares no word of its question with
+the message); else kind "none", so the caller sends the agent's fallback
+text (and hands off when configured). A message with a complaint or praise
+word gets "none" unless the matched training has that word too.
 
 Scoring (deterministic: same trainings, in any order, and same message give
 the same decision; equal scores go to the smaller training id):
@@ -15,13 +17,15 @@ the same decision; equal scores go to the smaller training id):
   stemmed, stop words out, everyday synonyms as one concept). A message word
   the agent's trainings do not have is tried as a hyphenated word written
   joined ("checkup" for "check-up"), then as a typo of a known word (one
-  edit, two for long words; `TYPO_QUALITY`).
+  edit, two for long words; `TYPO_QUALITY`), then as a word of the same
+  family (a long shared beginning; `FAMILY_QUALITY`).
 - Each term weighs its inverse document frequency over the agent's units (a
   word every Q&A shares says little); a word no training has weighs
   `UNKNOWN_WEIGHT` of the most: it may be the real subject of the message.
+  Generic verbs (sell, offer...) weigh `LIGHT_WEIGHT` of their due.
 - A Q&A scores the F-beta (`BETA`) of how much of the message's weight it
   covers (question words fully, answer words at `ANSWER_WEIGHT`) and how much
-  of its question's weight that makes. A passage scores by its best sentence:
+  of its question's weight that makes (capped at 1). A passage scores by its best sentence:
   the share of the message's weight the sentence (and, at `TITLE_WEIGHT`, its
   training's title) covers.
 
