@@ -359,3 +359,22 @@ def test_scopes(make_caller):
         editor.delete(f"/v1/messages/{message['id']}"), 403, "INSUFFICIENT_SCOPE", "messages:delete"
     )
     assert deleter.delete(f"/v1/messages/{message['id']}").status_code == 200
+
+
+def test_documented_fields_are_exactly_the_rendered_ones(caller, chat):
+    from agent_platform.api.schemas.channels import ChannelSchema
+    from agent_platform.api.schemas.contacts import ContactSchema
+    from agent_platform.api.schemas.conversations import ConversationSchema
+    from agent_platform.api.schemas.messages import MessageSchema
+
+    message = data(send(caller, chat["conversation"]["id"]), 201)
+    rendered = {
+        ChannelSchema: chat["channel"],
+        ContactSchema: chat["contact"],
+        ConversationSchema: chat["conversation"],
+        MessageSchema: message,
+    }
+    for schema, body in rendered.items():
+        assert set(schema().fields) == set(body), schema.__name__
+    spec = caller.get("/openapi.json").get_json()["components"]["schemas"]
+    assert set(spec["Message"]["properties"]) == set(message)

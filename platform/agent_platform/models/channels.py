@@ -4,6 +4,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, fn
 
 from .agents import Agent
 from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .fastsql import fetch_one
 from .tenancy import Workspace
 
 CHANNEL_TYPES = ("whatsapp", "telegram", "email", "website")
@@ -36,6 +37,13 @@ class Channel(TimestampedModel, WorkspaceScoped):
     def in_workspace(cls, workspace_id):
         """Active channels only: an inactive channel is CHANNEL_NOT_FOUND."""
         return cls.select().where(cls.workspace == workspace_id, cls.is_active == True)  # noqa: E712
+
+    @classmethod
+    def active_by_id(cls, channel_id):
+        """The channel if it is active (any workspace): the inbound path's check."""
+        return fetch_one(
+            cls, 'SELECT * FROM "channel" WHERE "id" = ? AND "is_active" = 1', channel_id
+        )
 
     @classmethod
     def named(cls, workspace_id, name, excluding_id=None):

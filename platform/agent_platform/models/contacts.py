@@ -4,6 +4,7 @@ from peewee import CharField, DateTimeField, ForeignKeyField
 
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .channels import Channel
+from .fastsql import fetch_all, fetch_one
 from .tenancy import Workspace
 
 # The kinds of identity a contact has on a network (the channel types).
@@ -29,12 +30,18 @@ class Contact(TimestampedModel, WorkspaceScoped):
         )
 
     @classmethod
+    def by_id(cls, contact_id):
+        return fetch_one(cls, 'SELECT * FROM "contact" WHERE "id" = ?', contact_id)
+
+    @classmethod
     def with_phone(cls, workspace_id, phone):
-        return cls.in_workspace(workspace_id).where(cls.phone == phone).first()
+        sql = 'SELECT * FROM "contact" WHERE "workspace_id" = ? AND "phone" = ?'
+        return fetch_one(cls, sql, workspace_id, phone)
 
     @classmethod
     def with_email(cls, workspace_id, email):
-        return cls.in_workspace(workspace_id).where(cls.email == email).first()
+        sql = 'SELECT * FROM "contact" WHERE "workspace_id" = ? AND "email" = ?'
+        return fetch_one(cls, sql, workspace_id, email)
 
     def as_dict(self, field_names):
         """`field_names` maps custom field ids to their names."""
@@ -54,11 +61,8 @@ class Contact(TimestampedModel, WorkspaceScoped):
         }
 
     def identity_rows(self):
-        return list(
-            ContactIdentity.select()
-            .where(ContactIdentity.contact == self.id)
-            .order_by(ContactIdentity.created_at, ContactIdentity.id)
-        )
+        sql = 'SELECT * FROM "contact_identity" WHERE "contact_id" = ? ORDER BY "created_at", "id"'
+        return fetch_all(ContactIdentity, sql, self.id)
 
 
 class ContactIdentity(BaseModel):
@@ -79,11 +83,11 @@ class ContactIdentity(BaseModel):
 
     @classmethod
     def find(cls, workspace_id, identity_type, external_id):
-        return cls.get_or_none(
-            cls.workspace == workspace_id,
-            cls.type == identity_type,
-            cls.external_id == external_id,
+        sql = (
+            'SELECT * FROM "contact_identity" '
+            'WHERE "workspace_id" = ? AND "type" = ? AND "external_id" = ?'
         )
+        return fetch_one(cls, sql, workspace_id, identity_type, external_id)
 
     def as_dict(self):
         return {

@@ -6,6 +6,7 @@ from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
 from .channels import Channel
 from .contacts import Contact
+from .fastsql import execute, fetch_one
 from .tenancy import Workspace
 
 # open: the agent answers; handoff: a human holds it (the agent is silent);
@@ -41,13 +42,25 @@ class Conversation(TimestampedModel, WorkspaceScoped):
     @classmethod
     def current_for(cls, workspace_id, contact_id, channel_id):
         """The contact's most recent conversation on the channel, open ones first."""
-        query = cls.in_workspace(workspace_id).where(
-            cls.contact == contact_id, cls.channel == channel_id
+        sql = (
+            'SELECT * FROM "conversation" '
+            'WHERE "contact_id" = ? AND "channel_id" = ? AND "workspace_id" = ? '
+            """ORDER BY "status" IN ('open', 'handoff') DESC, "updated_at" DESC, "id" DESC """
+            "LIMIT 1"
         )
-        active = (
-            query.where(cls.status.in_(ACTIVE_STATUSES)).order_by(cls.updated_at.desc()).first()
+        return fetch_one(cls, sql, contact_id, channel_id, workspace_id)
+
+    def touch(self, now):
+        """A message is activity: count it and move the conversation up the lists."""
+        execute(
+            'UPDATE "conversation" SET "message_count" = "message_count" + 1, '
+            '"last_message_at" = ?, "updated_at" = ? WHERE "id" = ?',
+            now,
+            now,
+            self.id,
         )
-        return active or query.order_by(cls.updated_at.desc()).first()
+        self.message_count += 1
+        self.last_message_at = self.updated_at = now
 
     def as_dict(self):
         return {

@@ -5,6 +5,8 @@ from peewee import SQL, CharField, DateTimeField, ForeignKeyField, IntegerField,
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .channels import Channel
 from .conversations import Conversation
+from .fastsql import fetch_all, fetch_one, scalar
+from .pagination import Page
 
 DIRECTIONS = ("inbound", "outbound")
 SENDER_TYPES = ("contact", "agent", "human", "system")
@@ -67,7 +69,29 @@ class Message(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def by_external_id(cls, channel_id, external_id):
-        return cls.get_or_none(cls.channel == channel_id, cls.external_id == external_id)
+        sql = 'SELECT * FROM "message" WHERE "channel_id" = ? AND "external_id" = ?'
+        return fetch_one(cls, sql, channel_id, external_id)
+
+    @classmethod
+    def id_by_external_id(cls, channel_id, external_id):
+        sql = 'SELECT "id" FROM "message" WHERE "channel_id" = ? AND "external_id" = ?'
+        return scalar(sql, channel_id, external_id)
+
+    @classmethod
+    def page(cls, conversation_id, paging):
+        """A page of the conversation's messages by created_at (then id): two
+        index range reads whatever the size of the table."""
+        direction = "ASC" if paging.order == "asc" else "DESC"
+        sql = (
+            f'SELECT * FROM "message" WHERE "conversation_id" = ? '
+            f'ORDER BY "created_at" {direction}, "id" {direction} LIMIT ? OFFSET ?'
+        )
+        offset = (paging.page - 1) * paging.limit
+        items = fetch_all(cls, sql, conversation_id, paging.limit, offset)
+        total = scalar(
+            'SELECT COUNT(*) FROM "message" WHERE "conversation_id" = ?', conversation_id
+        )
+        return Page(items, paging, total)
 
     @classmethod
     def queued_batch(cls, now, channel_types, limit):

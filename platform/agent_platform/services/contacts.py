@@ -6,7 +6,7 @@ from peewee import SQL, NodeList, fn
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
-from ..models import Contact, ContactIdentity, Conversation, CustomField
+from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from . import formats
@@ -34,12 +34,12 @@ def render(contact):
 
 def field_names(workspace_id):
     """{custom field id: name}; an active field wins a name shared with an archived one."""
-    fields = CustomField.select(CustomField.id, CustomField.name, CustomField.is_archived).where(
-        CustomField.workspace == workspace_id
+    sql = (
+        'SELECT * FROM "custom_field" WHERE "workspace_id" = ? '
+        'ORDER BY "is_archived" DESC, "display_order"'
     )
-    ordered = sorted(fields, key=lambda field: (not field.is_archived, field.display_order))
     names, taken = {}, {}
-    for field in ordered:
+    for field in fastsql.fetch_all(CustomField, sql, workspace_id):
         taken[field.name.lower()] = field.id
         names[field.id] = field.name
     return {field_id: name for field_id, name in names.items() if taken[name.lower()] == field_id}
@@ -192,7 +192,7 @@ def _replace_identities(contact, identities):
 
 
 def add_identity(contact, kind, external_id, channel_id=None):
-    return ContactIdentity.create(
+    identity = ContactIdentity(
         workspace=contact.workspace_id,
         contact=contact.id,
         type=kind,
@@ -200,6 +200,7 @@ def add_identity(contact, kind, external_id, channel_id=None):
         channel=channel_id,
         created_at=utcnow(),
     )
+    return fastsql.insert(identity)
 
 
 def checked_custom_fields(workspace_id, current, changes):
@@ -282,18 +283,20 @@ def identify(channel, inbound):
     workspace_id = channel.workspace_id
     identity = ContactIdentity.find(workspace_id, channel.type, inbound.sender_id)
     if identity is not None:
-        return _named(Contact.get_by_id(identity.contact_id), inbound.sender_name)
+        return _named(Contact.by_id(identity.contact_id), inbound.sender_name)
     phone = _safe(formats.phone, inbound.sender_phone)
     email = _safe(formats.email, inbound.sender_email)
     contact = (phone and Contact.with_phone(workspace_id, phone)) or (
         email and Contact.with_email(workspace_id, email)
     )
     if contact is None:
-        contact = Contact.create(
-            workspace=workspace_id,
-            name=(inbound.sender_name or "")[:200],
-            phone=phone,
-            email=email,
+        contact = fastsql.insert(
+            Contact(
+                workspace=workspace_id,
+                name=(inbound.sender_name or "")[:200],
+                phone=phone,
+                email=email,
+            )
         )
         add_identity(contact, channel.type, inbound.sender_id, channel.id)
         return contact, "created"

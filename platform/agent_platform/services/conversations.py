@@ -13,7 +13,7 @@ from peewee import SQL, fn
 from ..db import transaction
 from ..errors import Conflict, NotFound
 from ..events import emit
-from ..models import Conversation, Message
+from ..models import Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.conversations import ACTIVE_STATUSES
 from ..models.pagination import paginate
@@ -121,7 +121,7 @@ def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None)
         created_at=now,
         updated_at=now,
     )
-    conversation.save(force_insert=True, keep_updated_at=True)
+    fastsql.insert(conversation)
     emit(workspace_id, "conversation.created", render(conversation), now=now)
     return conversation
 

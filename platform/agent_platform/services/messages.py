@@ -17,10 +17,9 @@ from ..channels.neutral import INBOUND_TYPES
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
-from ..models import Channel, Conversation, IdempotencyKey, Message
+from ..models import Channel, Conversation, IdempotencyKey, Message, fastsql
 from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
-from ..models.pagination import paginate
 from . import contacts, conversations, formats
 
 log = logging.getLogger("agent_platform.messages")
@@ -44,9 +43,7 @@ def get_message(workspace_id, message_id):
 
 def list_messages(workspace_id, conversation_id, paging):
     conversation = conversations.get_conversation(workspace_id, conversation_id)
-    return paginate(
-        Message.select().where(Message.conversation == conversation.id), Message, paging
-    )
+    return Message.page(conversation.id, paging)
 
 
 def render(message):
@@ -88,7 +85,7 @@ def post_message(
             created_at=now,
             updated_at=now,
         )
-        _touch(conversation, now)
+        conversation.touch(now)
         if idempotency_key:
             IdempotencyKey.create(
                 workspace=workspace_id,
@@ -102,10 +99,8 @@ def post_message(
 
 
 def _insert(**values):
-    """A new message whose created_at and updated_at are both `now` as given."""
-    message = Message(**values)
-    message.save(force_insert=True, keep_updated_at=True)
-    return message
+    """A new message, stored with created_at and updated_at as given."""
+    return fastsql.insert(Message(**values))
 
 
 def _fingerprint(conversation_id, values):
@@ -189,17 +184,6 @@ def _reply_to(conversation, reply_to_id):
     if original is None:
         raise ValidationError("reply_to_id", "no such message in this conversation")
     return original.id
-
-
-def _touch(conversation, now):
-    """A message is activity: count it and move the conversation up the lists."""
-    conversation.message_count += 1
-    conversation.last_message_at = now
-    conversation.updated_at = now
-    conversation.save(
-        only=[Conversation.message_count, Conversation.last_message_at, Conversation.updated_at],
-        keep_updated_at=True,
-    )
 
 
 def edit_message(workspace_id, message_id, changes, conversation_id=None, now=None):
@@ -289,12 +273,12 @@ def receive_inbound(channel, inbound, now=None):
     _check_inbound(inbound)
     now = now or utcnow()
     with transaction():
-        channel = Channel.get_or_none(Channel.id == channel.id, Channel.is_active == True)  # noqa: E712
+        channel = Channel.active_by_id(channel.id)
         if channel is None:
             raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
-        existing = Message.by_external_id(channel.id, inbound.external_id)
-        if existing is not None:
-            return InboundResult(existing, True)
+        existing_id = Message.id_by_external_id(channel.id, inbound.external_id)
+        if existing_id is not None:
+            return InboundResult(Message.get_by_id(existing_id), True)
         contact, change = contacts.identify(channel, inbound)
         if change:
             emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
@@ -313,7 +297,7 @@ def receive_inbound(channel, inbound, now=None):
             updated_at=now,
             **_inbound_content(inbound),
         )
-        _touch(conversation, now)
+        conversation.touch(now)
         data = {**render(message), "contact": _contact_summary(contact)}
         emit(channel.workspace_id, "message.received", data, now=now)
         return InboundResult(message, False)
@@ -369,8 +353,7 @@ def _inbound_metadata(inbound):
 def _reply_to_external(channel, external_id):
     if not external_id:
         return None
-    original = Message.by_external_id(channel.id, external_id)
-    return original.id if original else None
+    return Message.id_by_external_id(channel.id, external_id)
 
 
 def _contact_summary(contact):

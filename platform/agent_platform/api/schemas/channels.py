@@ -1,9 +1,10 @@
 import marshmallow as ma
-from marshmallow import fields, pre_dump, validate
+from marshmallow import fields, validate
 
 from ...models.channels import CHANNEL_TYPES
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 SETTINGS_DOC = (
     "Per type. whatsapp: phone_number_id, business_account_id, display_phone_number (E.164), "
@@ -16,7 +17,7 @@ SETTINGS_DOC = (
 )
 
 
-class ChannelSchema(ma.Schema):
+class ChannelSchema(RenderedSchema):
     id = fields.String()
     name = fields.String()
     type = fields.String(metadata={"enum": list(CHANNEL_TYPES)})
@@ -27,10 +28,6 @@ class ChannelSchema(ma.Schema):
     connected_at = UtcDateTime(allow_none=True)
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
-
-    @pre_dump
-    def as_dict(self, channel, **kwargs):
-        return channel.as_dict()
 
 
 class ChannelSettingsSchema(ma.Schema):

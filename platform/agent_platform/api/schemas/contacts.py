@@ -1,10 +1,11 @@
 import marshmallow as ma
-from marshmallow import fields, pre_dump, pre_load, validate
+from marshmallow import fields, pre_load, validate
 
 from ...models.contacts import IDENTITY_TYPES
 from ...services import contacts
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 CUSTOM_FIELDS_DOC = (
     "Values by custom field name, checked against the field's type and options; required "
@@ -27,7 +28,11 @@ class IdentitySchema(ma.Schema):
     created_at = UtcDateTime(dump_only=True)
 
 
-class ContactSchema(ma.Schema):
+class ContactSchema(RenderedSchema):
+    @staticmethod
+    def render(obj):
+        return contacts.render(obj)
+
     id = fields.String()
     name = fields.String()
     phone = fields.String(allow_none=True, metadata={"description": "E.164"})
@@ -36,10 +41,6 @@ class ContactSchema(ma.Schema):
     identities = fields.List(fields.Nested(IdentitySchema))
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
-
-    @pre_dump
-    def as_dict(self, contact, **kwargs):
-        return contacts.render(contact)
 
 
 class ContactCreateSchema(ma.Schema):

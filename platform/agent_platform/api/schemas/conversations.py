@@ -1,12 +1,13 @@
 import marshmallow as ma
-from marshmallow import fields, pre_dump, validate
+from marshmallow import fields, validate
 
 from ...models.conversations import ACTIVE_STATUSES, STATUSES
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 
-class ConversationSchema(ma.Schema):
+class ConversationSchema(RenderedSchema):
     id = fields.String()
     contact_id = fields.String(allow_none=True)
     channel_id = fields.String(allow_none=True)
@@ -23,10 +24,6 @@ class ConversationSchema(ma.Schema):
     closed_at = UtcDateTime(allow_none=True)
     created_at = UtcDateTime()
     updated_at = UtcDateTime(metadata={"description": "Last activity (change or message)"})
-
-    @pre_dump
-    def as_dict(self, conversation, **kwargs):
-        return conversation.as_dict()
 
 
 class ConversationCreateSchema(ma.Schema):

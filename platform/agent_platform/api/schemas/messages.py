@@ -1,9 +1,10 @@
 import marshmallow as ma
-from marshmallow import fields, pre_dump, validate, validates_schema
+from marshmallow import fields, validate, validates_schema
 
 from ...models.messages import DIRECTIONS, MEDIA_TYPES, OUTBOUND_STATUSES, SENDER_TYPES
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 MAX_TEXT = 4096
 
@@ -20,7 +21,7 @@ class EditSchema(ma.Schema):
     replaced_at = fields.String(metadata={"description": "When this version was replaced"})
 
 
-class MessageSchema(ma.Schema):
+class MessageSchema(RenderedSchema):
     id = fields.String()
     conversation_id = fields.String()
     contact_id = fields.String(allow_none=True)
@@ -51,10 +52,6 @@ class MessageSchema(ma.Schema):
     updated_at = UtcDateTime()
     edited_at = UtcDateTime(allow_none=True)
     deleted_at = UtcDateTime(allow_none=True)
-
-    @pre_dump
-    def as_dict(self, message, **kwargs):
-        return message.as_dict()
 
 
 class MessageCreateSchema(ma.Schema):

@@ -1,0 +1,74 @@
+"""Plain-SQL helpers for the hot paths (receiving messages, listing them).
+
+Building a query with peewee costs about a millisecond of Python per
+statement here (every column is rendered each time), far more than SQLite
+needs to run it. The few statements on the per-message path are therefore
+written once as SQL text and executed with parameters; rows still come back
+as model instances, so callers see no difference.
+"""
+
+from functools import cache
+
+from ..db import database
+
+
+def fetch_one(model, sql, *params):
+    """The first row of `sql` (selecting the model's columns) as a `model`, or None."""
+    cursor = database.execute_sql(sql, params)
+    row = cursor.fetchone()
+    return None if row is None else _instance(model, _fields(model, cursor.description), row)
+
+
+def fetch_all(model, sql, *params):
+    """Every row of `sql` as `model` instances."""
+    cursor = database.execute_sql(sql, params)
+    fields = _fields(model, cursor.description)
+    return [_instance(model, fields, row) for row in cursor.fetchall()]
+
+
+@cache
+def _columns(model):
+    return {field.column_name: field for field in model._meta.sorted_fields}
+
+
+def _fields(model, description):
+    columns = _columns(model)
+    return [columns[column[0]] for column in description]
+
+
+def _instance(model, fields, row):
+    # What peewee's own cursor wrapper does, without its per-row generality.
+    data = {
+        field.name: None if value is None else field.python_value(value)
+        for field, value in zip(fields, row, strict=True)
+    }
+    instance = model(__no_default__=1, **data)
+    instance._dirty.clear()
+    return instance
+
+
+def scalar(sql, *params):
+    row = database.execute_sql(sql, params).fetchone()
+    return row[0] if row else None
+
+
+def execute(sql, *params):
+    return database.execute_sql(sql, params)
+
+
+@cache
+def _insert_statement(model):
+    fields = model._meta.sorted_fields
+    columns = ", ".join(f'"{field.column_name}"' for field in fields)
+    marks = ", ".join("?" for _ in fields)
+    return f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', fields
+
+
+def insert(instance):
+    """INSERT `instance` (built with all its values) as it is: no save() hooks,
+    so created_at and updated_at stay what the caller set."""
+    sql, fields = _insert_statement(type(instance))
+    data = instance.__data__
+    database.execute_sql(sql, [field.db_value(data.get(field.name)) for field in fields])
+    instance._dirty.clear()
+    return instance
