@@ -7,7 +7,7 @@ import pytest
 import segno
 
 from agent_platform.models import Message
-from agent_platform.services import messages
+from agent_platform.services import channels, messages
 from conftest import assert_error
 from conversations_helpers import (
     WA_SETTINGS,
@@ -284,6 +284,19 @@ def test_connect_and_disconnect_raise_their_events_once(caller):
         == other_agent
     )
     assert event_names(caller.workspace_id).count("channel.connected") == 2
+
+
+def test_detach_agent_disconnects_each_of_its_channels(caller):
+    agent_id = make_agent(caller)
+    first = make_channel(caller, name="One", agent_id=agent_id)
+    second = make_channel(caller, name="Two", agent_id=agent_id)
+    kept = make_channel(caller, name="Other", agent_id=make_agent(caller, name="B"))
+    channels.detach_agent(caller.workspace_id, agent_id)
+    assert data(caller.get(f"/v1/channels/{first['id']}"))["status"] == "disconnected"
+    assert data(caller.get(f"/v1/channels/{second['id']}"))["agent_id"] is None
+    assert data(caller.get(f"/v1/channels/{kept['id']}"))["status"] == "connected"
+    disconnected = [d["id"] for _, d in events(caller.workspace_id, "channel.disconnected")]
+    assert sorted(disconnected) == sorted([first["id"], second["id"]])
 
 
 def test_connect_needs_a_live_agent_of_the_workspace(caller, other):

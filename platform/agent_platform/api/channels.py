@@ -26,6 +26,15 @@ blp = ApiBlueprint(
 )
 
 
+QR_RESPONSE = {
+    "description": "The QR image; the X-Channel-Link header holds the link it encodes",
+    "content": {
+        "image/png": {"schema": {"type": "string", "format": "binary"}},
+        "image/svg+xml": {"schema": {"type": "string", "description": "with format=svg"}},
+    },
+}
+
+
 def _public_url():
     return current_app.config["SERVER_PUBLIC_URL"]
 
@@ -119,7 +128,8 @@ class DisconnectChannel(MethodView):
 class ChannelQrCode(MethodView):
     @blp.scope("channels:read")
     @blp.arguments(QrCodeQuery, location="query")
-    @blp.response(200, content_type="image/png", description="PNG, or SVG with format=svg")
+    @blp.response(200)
+    @blp.doc(responses={"200": QR_RESPONSE})
     @blp.errors(400, 404, 409)
     def get(self, query, channel_id):
         """QR code of the channel's public link (wa.me, t.me, mailto or widget page)"""

@@ -203,6 +203,16 @@ def disconnect(workspace_id, channel_id, now=None):
         return channel
 
 
+def detach_agent(workspace_id, agent_id, now=None):
+    """Disconnect every channel of `agent_id` (for the agent's deletion), each
+    raising channel.disconnected; joins the caller's transaction."""
+    now = now or utcnow()
+    with transaction():
+        channels = Channel.in_workspace(workspace_id).where(Channel.agent == agent_id)
+        for channel in list(channels):
+            _disconnect(channel, now)
+
+
 def _disconnect(channel, now):
     previous = channel.agent_id
     channel.agent, channel.connected_at = None, None
