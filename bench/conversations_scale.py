@@ -43,7 +43,7 @@ from agent_platform.channels import InboundMessage  # noqa: E402
 from agent_platform.db import database, init_database  # noqa: E402
 from agent_platform.migrate import apply_migrations  # noqa: E402
 from agent_platform.models import Channel  # noqa: E402
-from agent_platform.services import keys, messages  # noqa: E402
+from agent_platform.services import inbound, keys  # noqa: E402
 
 PER_CONVERSATION = 100
 CHUNK = 50_000
@@ -252,7 +252,7 @@ def measure_inbound(app, channel_id, count, synchronous):
                 sender_name=f"Sender {sender}",
                 text=f"inbound message {number}",
             )
-            messages.receive_inbound(channel, message)
+            inbound.receive_inbound(channel, message)
         seconds = time.perf_counter() - started
         database.execute_sql("PRAGMA synchronous = NORMAL")
         database.close()

@@ -4,7 +4,7 @@ from peewee import SQL
 
 from agent_platform.channels import InboundMessage
 from agent_platform.models import Channel, Event
-from agent_platform.services import messages
+from agent_platform.services import inbound as inbound_service
 
 WA_SETTINGS = {
     "phone_number_id": "106540352242922",
@@ -74,7 +74,7 @@ def inbound(channel_id, external_id, sender_id="5511933334444", text="Oi", now=N
     """Deliver a message through the adapters' service function."""
     channel = Channel.get_by_id(channel_id)
     message = InboundMessage(external_id=external_id, sender_id=sender_id, text=text, **values)
-    return messages.receive_inbound(channel, message, now=now)
+    return inbound_service.receive_inbound(channel, message, now=now)
 
 
 def events(workspace_id, name=None):

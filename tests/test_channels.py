@@ -7,7 +7,7 @@ import pytest
 import segno
 
 from agent_platform.models import Message
-from agent_platform.services import channels, messages
+from agent_platform.services import channels, sending
 from conftest import assert_error
 from conversations_helpers import (
     WA_SETTINGS,
@@ -329,7 +329,7 @@ def test_deleting_a_connected_channel_disconnects_it_and_fails_its_queue(caller)
     assert Message.get_by_id(message["id"]).status == "failed"
     # The conversation keeps its history but cannot send any more.
     assert_error(send(caller, chat["conversation"]["id"]), 409, "CHANNEL_NOT_ACTIVE")
-    assert messages.send_queued() == 0
+    assert sending.send_queued() == 0
 
 
 def _segno_png(link):

@@ -8,7 +8,7 @@ import pytest
 from agent_platform.channels import InboundMessage
 from agent_platform.errors import NotFound
 from agent_platform.models import Channel, Contact, ContactIdentity, Conversation, Event, Message
-from agent_platform.services import messages
+from agent_platform.services import inbound as inbound_service
 from conversations_helpers import (
     data,
     event_names,
@@ -240,14 +240,14 @@ def test_malformed_input_is_a_value_error(caller, channel):
 
 
 def test_everything_happens_in_one_transaction(caller, channel, monkeypatch):
-    real_emit = messages.emit
+    real_emit = inbound_service.emit
 
     def failing_emit(workspace_id, name, payload, now=None):
         if name == "message.received":
             raise RuntimeError("crash before commit")
         return real_emit(workspace_id, name, payload, now=now)
 
-    monkeypatch.setattr(messages, "emit", failing_emit)
+    monkeypatch.setattr(inbound_service, "emit", failing_emit)
     with pytest.raises(RuntimeError):
         inbound(channel["id"], "wamid.1", sender_name="Ana")
     for model in (Contact, ContactIdentity, Conversation, Message):
@@ -260,7 +260,7 @@ def test_everything_happens_in_one_transaction(caller, channel, monkeypatch):
 def test_receive_accepts_a_stale_channel_object(caller, channel):
     stale = Channel.get_by_id(channel["id"])
     caller.post(f"/v1/channels/{channel['id']}/disconnect")
-    result = messages.receive_inbound(
+    result = inbound_service.receive_inbound(
         stale, InboundMessage(external_id="w", sender_id="5511900000000")
     )
     assert Conversation.get_by_id(result.message.conversation_id).agent_id is None

@@ -15,7 +15,7 @@ from agent_platform.channels import (
 from agent_platform.channels.fake import FakeSender
 from agent_platform.models import Channel, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import messages
+from agent_platform.services import inbound, sending
 from conversations_helpers import data, events, send, setup_chat
 
 
@@ -42,7 +42,7 @@ def message_events(caller):
 
 def test_without_a_sender_messages_stay_queued(caller, chat):
     message = data(send(caller, chat["conversation"]["id"]), 201)
-    assert messages.send_queued() == 0
+    assert sending.send_queued() == 0
     assert data(caller.get(f"/v1/messages/{message['id']}"))["status"] == "queued"
     assert message_events(caller) == []
 
@@ -50,7 +50,7 @@ def test_without_a_sender_messages_stay_queued(caller, chat):
 def test_a_sender_sends_the_queue_once(caller, chat, fake):
     first = data(send(caller, chat["conversation"]["id"], text="one"), 201)
     second = data(send(caller, chat["conversation"]["id"], text="two"), 201)
-    assert messages.send_queued() == 2
+    assert sending.send_queued() == 2
     assert [(message_id, external_id) for _, message_id, external_id in fake.sent] == [
         (first["id"], "fake-1"),
         (second["id"], "fake-2"),
@@ -58,7 +58,7 @@ def test_a_sender_sends_the_queue_once(caller, chat, fake):
     sent = data(caller.get(f"/v1/messages/{first['id']}"))
     assert (sent["status"], sent["external_id"]) == ("sent", "fake-1")
     assert sent["sent_at"] is not None
-    assert messages.send_queued() == 0  # nothing is sent twice
+    assert sending.send_queued() == 0  # nothing is sent twice
     assert message_events(caller) == [
         ("message.sent", first["id"], "sent"),
         ("message.sent", second["id"], "sent"),
@@ -71,7 +71,7 @@ def test_only_channel_types_with_a_sender_are_sent(caller, chat, fake):
     register_sender("telegram", fake)
     try:
         data(send(caller, chat["conversation"]["id"]), 201)
-        assert messages.send_queued() == 0
+        assert sending.send_queued() == 0
         assert fake.sent == []
     finally:
         unregister_sender("telegram")
@@ -85,13 +85,13 @@ def test_a_claimed_message_is_not_claimed_again_while_leased(caller, chat):
     class ReentrantSender(FakeSender):
         def send(self, channel, msg):
             # Another worker running at the same moment finds nothing to claim.
-            nested.append(messages.send_queued(now=now))
+            nested.append(sending.send_queued(now=now))
             return super().send(channel, msg)
 
     sender = ReentrantSender()
     register_sender("whatsapp", sender)
     try:
-        assert messages.send_queued(now=now) == 1
+        assert sending.send_queued(now=now) == 1
     finally:
         unregister_sender("whatsapp")
     assert nested == [0]
@@ -101,7 +101,7 @@ def test_a_claimed_message_is_not_claimed_again_while_leased(caller, chat):
 def test_a_permanent_error_fails_the_message(caller, chat, fake):
     message = data(send(caller, chat["conversation"]["id"]), 201)
     fake.fail_next(SendError("131026", "Receiver is incapable of receiving this message", {"x": 1}))
-    messages.send_queued()
+    sending.send_queued()
     failed = data(caller.get(f"/v1/messages/{message['id']}"))
     assert failed["status"] == "failed"
     assert failed["error"] == {
@@ -117,13 +117,13 @@ def test_temporary_errors_are_retried_then_fail(caller, chat, fake):
     now = utcnow()
     for _ in range(3):
         fake.fail_next(SendError("503", "Unavailable", retryable=True))
-    assert messages.send_queued(now=now, max_attempts=3) == 1
+    assert sending.send_queued(now=now, max_attempts=3) == 1
     assert Message.get_by_id(message["id"]).status == "queued"
-    assert messages.send_queued(now=now, max_attempts=3) == 0  # waiting for its retry time
+    assert sending.send_queued(now=now, max_attempts=3) == 0  # waiting for its retry time
     now += timedelta(seconds=5)
-    assert messages.send_queued(now=now, max_attempts=3) == 1
+    assert sending.send_queued(now=now, max_attempts=3) == 1
     now += timedelta(seconds=10)
-    assert messages.send_queued(now=now, max_attempts=3) == 1
+    assert sending.send_queued(now=now, max_attempts=3) == 1
     final = data(caller.get(f"/v1/messages/{message['id']}"))
     assert (final["status"], final["error"]["code"]) == ("failed", "503")
     assert message_events(caller) == [("message.failed", message["id"], "failed")]
@@ -133,9 +133,9 @@ def test_a_retry_that_succeeds_clears_the_error(caller, chat, fake):
     message = data(send(caller, chat["conversation"]["id"]), 201)
     now = utcnow()
     fake.fail_next(SendError("429", "Rate limited", retryable=True))
-    messages.send_queued(now=now)
+    sending.send_queued(now=now)
     assert Message.get_by_id(message["id"]).error["code"] == "429"
-    messages.send_queued(now=now + timedelta(seconds=5))
+    sending.send_queued(now=now + timedelta(seconds=5))
     sent = data(caller.get(f"/v1/messages/{message['id']}"))
     assert (sent["status"], sent["error"]) == ("sent", None)
 
@@ -148,7 +148,7 @@ def test_a_crashing_sender_does_not_stop_the_others(caller, chat, fake, caplog):
             raise RuntimeError("boom")
 
     register_sender("whatsapp", Broken())
-    messages.send_queued()
+    sending.send_queued()
     stored = Message.get_by_id(message["id"])
     assert (stored.status, stored.error["code"]) == ("queued", "SENDER_ERROR")
     assert "boom" in caplog.text
@@ -156,7 +156,7 @@ def test_a_crashing_sender_does_not_stop_the_others(caller, chat, fake, caplog):
 
 def sent_message(caller, chat, fake):
     message = data(send(caller, chat["conversation"]["id"]), 201)
-    messages.send_queued()
+    sending.send_queued()
     channel = Channel.get_by_id(chat["channel"]["id"])
     return channel, message["id"], Message.get_by_id(message["id"]).external_id
 
@@ -164,11 +164,11 @@ def sent_message(caller, chat, fake):
 def test_receipts_move_the_status_forward_once(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     at = utcnow()
-    delivered = messages.apply_status(channel, external_id, "delivered", at)
+    delivered = inbound.apply_status(channel, external_id, "delivered", at)
     assert (delivered.status, delivered.delivered_at) == ("delivered", at)
-    messages.apply_status(channel, external_id, "delivered", at + timedelta(seconds=1))
-    messages.apply_status(channel, external_id, "read", at + timedelta(seconds=2))
-    messages.apply_status(channel, external_id, "read", at + timedelta(seconds=3))
+    inbound.apply_status(channel, external_id, "delivered", at + timedelta(seconds=1))
+    inbound.apply_status(channel, external_id, "read", at + timedelta(seconds=2))
+    inbound.apply_status(channel, external_id, "read", at + timedelta(seconds=3))
     message = data(caller.get(f"/v1/messages/{message_id}"))
     assert message["status"] == "read"
     assert message["delivered_at"] == at.isoformat() + "Z"
@@ -182,11 +182,11 @@ def test_receipts_move_the_status_forward_once(caller, chat, fake):
 def test_a_late_receipt_is_ignored_but_its_time_kept(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     read_at = utcnow()
-    messages.apply_status(channel, external_id, "read", read_at)
-    late = messages.apply_status(channel, external_id, "delivered", read_at - timedelta(seconds=3))
+    inbound.apply_status(channel, external_id, "read", read_at)
+    late = inbound.apply_status(channel, external_id, "delivered", read_at - timedelta(seconds=3))
     assert late.status == "read"
     assert late.delivered_at == read_at - timedelta(seconds=3)
-    messages.apply_status(channel, external_id, "failed", error={"code": "x"})
+    inbound.apply_status(channel, external_id, "failed", error={"code": "x"})
     assert Message.get_by_id(message_id).status == "read"
     assert [name for name, _, _ in message_events(caller)] == ["message.sent", "message.read"]
 
@@ -195,12 +195,12 @@ def test_a_late_receipt_is_ignored_but_its_time_kept(caller, chat, fake):
 def test_failed_from_sent_or_delivered_is_final(caller, chat, fake, before):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     if before == "delivered":
-        messages.apply_status(channel, external_id, "delivered")
+        inbound.apply_status(channel, external_id, "delivered")
     error = {"code": "131047", "title": "Re-engagement message", "details": "24h window"}
-    failed = messages.apply_status(channel, external_id, "failed", error=error)
+    failed = inbound.apply_status(channel, external_id, "failed", error=error)
     assert (failed.status, failed.error) == ("failed", error)
-    messages.apply_status(channel, external_id, "read")
-    messages.apply_status(channel, external_id, "failed")
+    inbound.apply_status(channel, external_id, "read")
+    inbound.apply_status(channel, external_id, "failed")
     assert Message.get_by_id(message_id).status == "failed"
     assert [name for name, _, _ in message_events(caller)][-1] == "message.failed"
     assert [name for name, _, _ in message_events(caller)].count("message.failed") == 1
@@ -209,28 +209,28 @@ def test_failed_from_sent_or_delivered_is_final(caller, chat, fake, before):
 
 def test_a_receipt_for_an_unknown_or_inbound_message_is_ignored(caller, chat):
     channel = Channel.get_by_id(chat["channel"]["id"])
-    assert messages.apply_status(channel, "wamid.unknown", "read") is None
+    assert inbound.apply_status(channel, "wamid.unknown", "read") is None
     incoming = InboundMessage(external_id="wamid.in", sender_id="5511900001111", text="hi")
-    messages.receive_inbound(channel, incoming)
-    assert messages.apply_status(channel, "wamid.in", "read") is None
+    inbound.receive_inbound(channel, incoming)
+    assert inbound.apply_status(channel, "wamid.in", "read") is None
     with pytest.raises(ValueError):
-        messages.apply_status(channel, "wamid.in", "seen")
+        inbound.apply_status(channel, "wamid.in", "seen")
 
 
 def test_receipts_are_per_channel(caller, chat, fake, other):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     foreign_channel = Channel.get_by_id(setup_chat(other)["channel"]["id"])
-    assert messages.apply_status(foreign_channel, external_id, "read") is None
+    assert inbound.apply_status(foreign_channel, external_id, "read") is None
     assert Message.get_by_id(message_id).status == "sent"
 
 
 def test_status_update_objects(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
-    messages.apply_status_update(channel, StatusUpdate(external_id=external_id, status="delivered"))
+    inbound.apply_status_update(channel, StatusUpdate(external_id=external_id, status="delivered"))
     assert Message.get_by_id(message_id).status == "delivered"
 
 
 def test_the_scheduled_job_uses_the_configuration(app, caller, chat, fake):
     data(send(caller, chat["conversation"]["id"]), 201)
-    assert messages.send_queued_job() == 1
+    assert sending.send_queued_job() == 1
     assert len(fake.sent) == 1

@@ -2,7 +2,7 @@
 
 An adapter registers one sender for its channel type at import time:
 `register_sender("whatsapp", WhatsAppSender())`. The send job
-(`services.messages.send_queued`) claims queued messages with a lease and
+(`services.sending.send_queued`) claims queued messages with a lease and
 calls `sender.send(channel, message)`. A type with no sender leaves its
 messages queued, untouched, until one is registered.
 """

@@ -1,0 +1,196 @@
+"""The channel adapters' way in: messages contacts write, and delivery
+receipts of the messages the platform sent. Both are idempotent and run in one
+transaction each; see their docstrings for the contract."""
+
+from collections import namedtuple
+from datetime import UTC
+
+from ..channels.neutral import INBOUND_TYPES
+from ..db import transaction
+from ..errors import NotFound
+from ..events import emit
+from ..models import Channel, Conversation, Message
+from ..models.base import utcnow
+from ..models.messages import INBOUND_STATUS
+from . import contacts, conversations, formats
+from .messages import insert_message, render
+
+# Forward order of outbound statuses; failed is reachable from all but read.
+RANK = {"queued": 0, "sent": 1, "delivered": 2, "read": 3}
+RECEIPT_STATUSES = ("sent", "delivered", "read", "failed")
+
+InboundResult = namedtuple("InboundResult", "message duplicate")
+
+
+def receive_inbound(channel, inbound, now=None):
+    """Store a message a contact wrote on `channel` (a models.Channel).
+
+    Contract for adapters: call it once per network message, from anywhere,
+    as often as the network redelivers. In ONE transaction it
+    - returns the stored message untouched if (channel, inbound.external_id)
+      is known already (duplicate=True, nothing else happens);
+    - finds the contact by its identity on the network (channel type +
+      inbound.sender_id), else by sender_phone / sender_email, else creates
+      it (contact.created; contact.updated when an identity or name is added);
+    - uses the contact's open or handoff conversation on the channel, else
+      reopens the latest closed one (conversation.reopened), else starts one
+      with the channel's agent (conversation.created);
+    - stores the message (direction inbound, sender contact, status received)
+      and raises message.received.
+    Returns InboundResult(message, duplicate). An inactive channel is
+    CHANNEL_NOT_FOUND; a malformed InboundMessage is ValueError.
+    """
+    _check_inbound(inbound)
+    now = now or utcnow()
+    with transaction():
+        channel = Channel.active_by_id(channel.id)
+        if channel is None:
+            raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
+        existing_id = Message.id_by_external_id(channel.id, inbound.external_id)
+        if existing_id is not None:
+            return InboundResult(Message.get_by_id(existing_id), True)
+        contact, change = contacts.identify(channel, inbound)
+        if change:
+            emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
+        conversation = _conversation_for(channel, contact, now)
+        message = insert_message(
+            conversation=conversation.id,
+            channel=channel.id,
+            contact_id=contact.id,
+            direction="inbound",
+            sender_type="contact",
+            status=INBOUND_STATUS,
+            external_id=inbound.external_id,
+            reply_to_id=_reply_to_external(channel, inbound.reply_to_external_id),
+            metadata=_inbound_metadata(inbound),
+            created_at=now,
+            updated_at=now,
+            **_inbound_content(inbound),
+        )
+        conversation.touch(now)
+        data = {**render(message), "contact": _contact_summary(contact)}
+        emit(channel.workspace_id, "message.received", data, now=now)
+        return InboundResult(message, False)
+
+
+def contacts_render(contact):
+    return formats.jsonable(contacts.render(contact))
+
+
+def _check_inbound(inbound):
+    if not inbound.external_id or not inbound.sender_id:
+        raise ValueError("InboundMessage needs external_id and sender_id")
+    if len(inbound.external_id) > 200:
+        raise ValueError("InboundMessage.external_id is longer than 200 characters")
+
+
+def _conversation_for(channel, contact, now):
+    conversation = Conversation.current_for(channel.workspace_id, contact.id, channel.id)
+    if conversation is None:
+        return conversations.start(
+            channel.workspace_id, contact.id, channel.id, channel.agent_id, now
+        )
+    if conversation.status == "closed":
+        conversations.move(conversation, "reopen", now)
+    if conversation.agent_id is None and channel.agent_id:
+        conversation.agent = channel.agent_id
+        conversation.save(only=[Conversation.agent], keep_updated_at=True)
+    return conversation
+
+
+def _inbound_content(inbound):
+    kind = inbound.type if inbound.type in INBOUND_TYPES else "unsupported"
+    return {
+        "type": kind,
+        "text": inbound.text,
+        "caption": inbound.caption,
+        "media_url": inbound.media_url,
+        "media_mime_type": inbound.media_mime_type,
+    }
+
+
+def _inbound_metadata(inbound):
+    metadata = dict(inbound.metadata or {})
+    if inbound.timestamp is not None:
+        metadata["network_timestamp"] = formats.jsonable(_naive_utc(inbound.timestamp))
+    if inbound.type not in INBOUND_TYPES:
+        metadata["network_type"] = inbound.type
+    if inbound.reply_to_external_id:
+        metadata["reply_to_external_id"] = inbound.reply_to_external_id
+    return metadata
+
+
+def _reply_to_external(channel, external_id):
+    if not external_id:
+        return None
+    return Message.id_by_external_id(channel.id, external_id)
+
+
+def _contact_summary(contact):
+    return {"id": contact.id, "name": contact.name, "phone": contact.phone, "email": contact.email}
+
+
+def _naive_utc(moment):
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def apply_status(channel, external_id, status, at=None, error=None, now=None):
+    """Apply a delivery receipt for the outbound message `external_id` on `channel`.
+
+    Contract for adapters: `status` is sent, delivered, read or failed; `at`
+    the network's time (default now); `error` for failed a dict with code,
+    title, details. Status only moves forward (queued → sent → delivered →
+    read; failed from queued, sent or delivered): a move raises
+    message.<status> once, in the transaction that stores it. A receipt that
+    would move it backwards (delivered after read), repeats one, or comes
+    after failed changes no status and raises nothing; its time is recorded
+    when that status's time was still empty. Returns the message, or None
+    when no outbound message has this id on the channel (the receipt is
+    ignored: it may belong to a message sent outside the platform).
+    """
+    if status not in RECEIPT_STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    now = now or utcnow()
+    at = _naive_utc(at) if at is not None else now
+    with transaction():
+        message = Message.by_external_id(channel.id, external_id)
+        if message is None or message.direction != "outbound":
+            return None
+        if _moves_forward(message.status, status):
+            message.status = status
+            setattr(message, f"{status}_at", at)
+            if status == "failed":
+                message.error = _error(error)
+            message.lease_until = None
+            message.updated_at = now
+            message.save(keep_updated_at=True)
+            emit(channel.workspace_id, f"message.{status}", render(message), now=now)
+        elif status != "failed" and message.status != "failed":
+            if getattr(message, f"{status}_at") is None:
+                setattr(message, f"{status}_at", at)  # late, but its time is worth keeping
+                message.save(only=[getattr(Message, f"{status}_at")], keep_updated_at=True)
+        return message
+
+
+def apply_status_update(channel, update, now=None):
+    """apply_status for a channels.StatusUpdate."""
+    return apply_status(channel, update.external_id, update.status, update.at, update.error, now)
+
+
+def _moves_forward(current, status):
+    if current == "failed":
+        return False
+    if status == "failed":
+        return current in ("queued", "sent", "delivered")
+    return RANK[status] > RANK.get(current, 99)
+
+
+def _error(error):
+    error = error or {}
+    return {
+        "code": str(error.get("code", "UNKNOWN")),
+        "title": error.get("title") or "The network reported a failure",
+        "details": error.get("details"),
+    }

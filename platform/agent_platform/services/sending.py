@@ -1,0 +1,112 @@
+"""The send job: queued outbound messages leave through the sender registered
+for their channel's type (channels.senders), claimed with a lease."""
+
+import logging
+from datetime import timedelta
+
+from flask import current_app
+
+from .. import scheduler
+from ..channels import senders
+from ..db import transaction
+from ..events import emit
+from ..models import Message
+from ..models.base import utcnow
+from . import formats
+
+log = logging.getLogger("agent_platform.sending")
+
+# A retryable send failure waits 5 s, 10 s, 20 s, ... at most this long.
+MAX_RETRY_DELAY = timedelta(minutes=15)
+
+
+def send_queued(now=None, batch=20, lease_seconds=60, max_attempts=5):
+    """Send queued outbound messages through their channel type's sender.
+
+    Messages are claimed with a lease (so concurrent workers never send one
+    twice while it is in flight), sent outside any transaction, and their
+    outcome stored: sent (message.sent), failed (message.failed) for a
+    permanent error or after `max_attempts`, else queued again after a
+    growing delay. Channel types with no sender are not touched.
+    Returns the number of messages attempted.
+    """
+    now = now or utcnow()
+    claimed = _claim(now, batch, lease_seconds)
+    for message in claimed:
+        sender = senders.get_sender(message.channel.type)
+        try:
+            result = sender.send(message.channel, message)
+        except senders.SendError as error:
+            _record_failure(message.id, error, now, max_attempts)
+        except Exception as error:  # a bug in a sender must not stop the others
+            log.exception("sender for %s failed on message %s", message.channel.type, message.id)
+            failure = senders.SendError(
+                "SENDER_ERROR", str(error) or type(error).__name__, retryable=True
+            )
+            _record_failure(message.id, failure, now, max_attempts)
+        else:
+            _record_sent(message.id, result, now)
+    return len(claimed)
+
+
+def _claim(now, batch, lease_seconds):
+    types = senders.registered_types()
+    if not types:
+        return []
+    with transaction():
+        claimed = list(Message.queued_batch(now, types, batch))
+        if claimed:
+            Message.update(
+                lease_until=now + timedelta(seconds=lease_seconds),
+                send_attempts=Message.send_attempts + 1,
+            ).where(Message.id.in_([message.id for message in claimed])).execute()
+        for message in claimed:
+            message.send_attempts += 1
+        return claimed
+
+
+def _record_sent(message_id, result, now):
+    with transaction():
+        message = Message.get_by_id(message_id)
+        if message.status != "queued":
+            return  # deleted or failed while in flight
+        message.status, message.sent_at, message.lease_until = "sent", now, None
+        message.external_id = result.external_id
+        message.metadata = {**message.metadata, **(result.metadata or {})}
+        message.error = None
+        message.updated_at = now
+        message.save(keep_updated_at=True)
+        emit(message.conversation.workspace_id, "message.sent", _rendered(message), now=now)
+
+
+def _record_failure(message_id, error, now, max_attempts):
+    with transaction():
+        message = Message.get_by_id(message_id)
+        if message.status != "queued":
+            return
+        message.error = error.as_dict()
+        if error.retryable and message.send_attempts < max_attempts:
+            delay = timedelta(seconds=5 * 2 ** (message.send_attempts - 1))
+            message.lease_until = now + min(delay, MAX_RETRY_DELAY)
+            message.save(only=[Message.error, Message.lease_until], keep_updated_at=True)
+            return
+        message.status, message.failed_at, message.lease_until = "failed", now, None
+        message.updated_at = now
+        message.save(keep_updated_at=True)
+        emit(message.conversation.workspace_id, "message.failed", _rendered(message), now=now)
+
+
+@scheduler.job("MESSAGES_SEND_POLL_SECONDS")
+def send_queued_job(now=None):
+    """The scheduled send: send_queued with the configured batch, lease and attempts."""
+    config = current_app.config
+    return send_queued(
+        now,
+        batch=config["MESSAGES_SEND_BATCH"],
+        lease_seconds=config["MESSAGES_SEND_LEASE_SECONDS"],
+        max_attempts=config["MESSAGES_SEND_MAX_ATTEMPTS"],
+    )
+
+
+def _rendered(message):
+    return formats.jsonable(message.as_dict())
