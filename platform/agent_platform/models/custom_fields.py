@@ -23,6 +23,21 @@ class CustomField(TimestampedModel, WorkspaceScoped):
     def company_id(self):
         return Workspace.company_of(self.workspace_id)
 
+    def as_dict(self):
+        """The API's form of a custom field."""
+        return {
+            "id": self.id,
+            "company_id": self.company_id,
+            "name": self.name,
+            "field_type": self.field_type,
+            "options": self.options,
+            "is_required": self.is_required,
+            "display_order": self.display_order,
+            "is_archived": self.is_archived,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
     @classmethod
     def listed(cls, workspace_id, include_archived):
         query = cls.in_workspace(workspace_id)

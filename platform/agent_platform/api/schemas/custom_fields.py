@@ -4,9 +4,12 @@ from marshmallow import fields, validate
 from ...services.custom_fields import FIELD_TYPES
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 
-class CustomFieldSchema(ma.Schema):
+class CustomFieldSchema(RenderedSchema):
+    """Documents CustomField.as_dict(), which renders it."""
+
     id = fields.String()
     company_id = fields.String()
     name = fields.String()
