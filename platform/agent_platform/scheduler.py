@@ -13,6 +13,17 @@ from .db import database
 
 log = logging.getLogger("agent_platform.scheduler")
 
+
+class _StillRunning(logging.Filter):
+    """A job still busy at its next tick is skipped on purpose (max_instances=1):
+    that is not worth a warning every second while a backlog drains."""
+
+    def filter(self, record):
+        return "maximum number of running instances reached" not in record.getMessage()
+
+
+logging.getLogger("apscheduler.scheduler").addFilter(_StillRunning())
+
 # (function, config key holding its interval in seconds); modules add theirs.
 JOBS = []
 
