@@ -1,6 +1,13 @@
 import pytest
 
-from agent_platform.models import Channel, ContextEntry, Conversation, CreditUsage, Training
+from agent_platform.models import (
+    Channel,
+    ContextEntry,
+    Conversation,
+    CreditUsage,
+    Event,
+    Training,
+)
 from agent_platform.services import credits
 from conftest import assert_error
 
@@ -150,7 +157,7 @@ def test_settings_have_safe_defaults_and_keep_what_is_not_given(caller):
     agent = agent_id(caller)
     settings = caller.get(f"/v1/agents/{agent}/settings").get_json()["data"]
     assert settings == {
-        "model_provider": "openai",
+        "model_provider": "knowledge",
         "model_name": "gpt-4o-mini",
         "temperature": 0.7,
         "max_reply_length": 1000,
@@ -158,6 +165,18 @@ def test_settings_have_safe_defaults_and_keep_what_is_not_given(caller):
         "knowledge_max_results": 5,
         "tools_enabled": True,
         "handoff_keywords": ["human", "operator", "talk to a person"],
+        # The reply engine's (issue 7).
+        "base_url": None,
+        "api_key_set": False,
+        "max_tokens": 512,
+        "timeout_seconds": None,
+        "history_messages": 20,
+        "fallback_message": "",
+        "handoff_message": "",
+        "handoff_on_fallback": True,
+        "qa_threshold": 0.38,
+        "qa_margin": 0.03,
+        "passage_threshold": 0.65,
     }
     response = caller.put(
         f"/v1/agents/{agent}/settings",
@@ -205,6 +224,9 @@ def test_delete_detaches_channels_and_keeps_history(caller):
     assert response.status_code == 204 and response.data == b""
 
     assert Channel.get_by_id(channel.id).agent_id is None
+    disconnected = Event.select().where(Event.name == "channel.disconnected")
+    assert [event.data["id"] for event in disconnected] == [channel.id]
+    assert disconnected.get().data["previous_agent_id"] == agent
     assert Conversation.get_by_id(conversation.id).agent_id == agent
     assert CreditUsage.select().where(CreditUsage.agent == agent).count() == 1
     assert Training.select().where(Training.agent == agent).count() == 0

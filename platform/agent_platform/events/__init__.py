@@ -5,7 +5,7 @@ transaction: a delivery exists exactly when its event does.
 """
 
 from ..db import database
-from ..models import Event
+from ..models import Event, fastsql
 from ..models.base import utcnow
 from .catalog import EVENTS
 from .delivery import queue_event
@@ -25,6 +25,8 @@ def emit(workspace_id, name, data, now=None):
         raise UnknownEvent(f"{name} is not in the event catalog")
     if not database.in_transaction():
         raise RuntimeError("emit() must run inside the transaction of its change")
-    event = Event.create(workspace=workspace_id, name=name, data=data, created_at=now or utcnow())
+    event = fastsql.insert(
+        Event(workspace=workspace_id, name=name, data=data, created_at=now or utcnow())
+    )
     queue_event(event)
     return event

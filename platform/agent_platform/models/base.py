@@ -59,7 +59,9 @@ class TimestampedModel(BaseModel):
     updated_at = UtcDateTimeField(default=utcnow)
 
     def save(self, *args, **kwargs):
-        if not kwargs.pop("keep_updated_at", False) and self._pk is not None:
+        # An update moves updated_at; an insert keeps the one set with created_at.
+        keep = kwargs.pop("keep_updated_at", False)
+        if self._pk is not None and not kwargs.get("force_insert") and not keep:
             self.updated_at = utcnow()
         return super().save(*args, **kwargs)
 

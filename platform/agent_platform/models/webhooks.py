@@ -16,6 +16,7 @@ from peewee import (
     TextField,
 )
 
+from . import fastsql
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .tenancy import Workspace
 
@@ -79,8 +80,13 @@ class Webhook(TimestampedModel, WorkspaceScoped):
     @classmethod
     def subscribed(cls, workspace_id, event_name):
         """The workspace's active webhooks that want `event_name`."""
-        active = cls.in_workspace(workspace_id).where(cls.is_active == True)  # noqa: E712
-        return [webhook for webhook in active.order_by(cls.created_at) if webhook.wants(event_name)]
+        # Runs inside every emit(): plain SQL (see fastsql).
+        active = fastsql.fetch_all(
+            cls,
+            "SELECT * FROM webhook WHERE workspace_id = ? AND is_active = 1 ORDER BY created_at",
+            workspace_id,
+        )
+        return [webhook for webhook in active if webhook.wants(event_name)]
 
 
 class Delivery(TimestampedModel):

@@ -7,17 +7,21 @@ from flask import current_app
 
 from ..db import transaction
 from ..errors import Forbidden, NotFound, ValidationError
-from ..models import AgentTool, Channel, ContextEntry, Conversation, Training
+from ..models import AgentTool, ContextEntry, Conversation, Training
 from ..models.agents import Agent
 from ..models.base import utcnow
 from ..models.pagination import paginate
+from . import channels
 
 WORKFLOW_TYPES = ("support", "sales", "scheduling", "lead_qualification", "faq", "custom")
 TONES = ("professional", "friendly", "formal", "casual", "empathetic", "enthusiastic", "neutral")
-# Model providers the reply engine may be configured with.
-MODEL_PROVIDERS = ("openai", "anthropic", "google", "ollama", "openai-compatible")
+# Model providers the reply engine may be configured with (replies/providers):
+# `knowledge` answers offline from the trainings; the others speak the OpenAI
+# chat-completions protocol (openai-compatible, ollama, anthropic and google
+# through their OpenAI-compatible endpoints).
+MODEL_PROVIDERS = ("knowledge", "openai", "openai-compatible", "ollama", "anthropic", "google")
 DEFAULT_SETTINGS = {
-    "model_provider": "openai",
+    "model_provider": "knowledge",
     "model_name": "gpt-4o-mini",
     "temperature": 0.7,
     "max_reply_length": 1000,
@@ -25,7 +29,20 @@ DEFAULT_SETTINGS = {
     "knowledge_max_results": 5,
     "tools_enabled": True,
     "handoff_keywords": ["human", "operator", "talk to a person"],
+    # The reply engine's own (issue 7).
+    "base_url": None,  # None: the provider's default from the configuration
+    "max_tokens": 512,
+    "timeout_seconds": None,  # None: REPLIES_MODEL_TIMEOUT_SECONDS
+    "history_messages": 20,
+    "fallback_message": "",  # "": a short built-in text in the agent's language
+    "handoff_message": "",
+    "handoff_on_fallback": True,
+    "qa_threshold": 0.38,
+    "qa_margin": 0.03,
+    "passage_threshold": 0.65,
 }
+# Write-only settings: stored and used, shown only as `<name>_set`.
+SECRET_SETTINGS = ("api_key",)
 CREATE_DEFAULTS = {"workflow_type": "support", "language": "en", "tone": "professional"}
 
 # RFC 5646 language tags: language[-extlang][-script][-region][-variant...]
@@ -123,7 +140,7 @@ def delete_agent(workspace_id, agent_id, now=None):
     now = now or utcnow()
     with transaction():
         agent = get_agent(workspace_id, agent_id)
-        Channel.update(agent=None, updated_at=now).where(Channel.agent == agent.id).execute()
+        channels.detach_agent(workspace_id, agent.id, now)
         Training.delete().where(Training.agent == agent.id).execute()
         AgentTool.delete().where(AgentTool.agent == agent.id).execute()
         agent.deleted_at = now
@@ -147,19 +164,32 @@ def settings_of(agent):
     return {**DEFAULT_SETTINGS, **(agent.settings or {})}
 
 
+def public_settings(settings):
+    """Settings as the API shows them: secrets only as `<name>_set`."""
+    shown = {name: value for name, value in settings.items() if name not in SECRET_SETTINGS}
+    for name in SECRET_SETTINGS:
+        shown[f"{name}_set"] = bool(settings.get(name))
+    return shown
+
+
 def get_settings(workspace_id, agent_id):
-    return settings_of(get_agent(workspace_id, agent_id))
+    return public_settings(settings_of(get_agent(workspace_id, agent_id)))
 
 
 def update_settings(workspace_id, agent_id, changes):
-    """Set the given settings; those left out keep their value."""
+    """Set the given settings; those left out keep their value (a secret given
+    as null is removed)."""
     if "model_provider" in changes and changes["model_provider"] not in MODEL_PROVIDERS:
         raise ValidationError("model_provider", f"must be one of: {', '.join(MODEL_PROVIDERS)}")
     with transaction():
         agent = get_agent(workspace_id, agent_id)
-        agent.settings = {**settings_of(agent), **changes}
+        settings = {**settings_of(agent), **changes}
+        for name in SECRET_SETTINGS:
+            if name in settings and settings[name] is None:
+                del settings[name]
+        agent.settings = settings
         agent.save()
-        return agent.settings
+        return public_settings(agent.settings)
 
 
 def conversation_not_found(conversation_id):
