@@ -53,8 +53,3 @@ class PayloadTooLarge(ApiError):
 class RateLimited(ApiError):
     status = 429
     code = "RATE_LIMIT_EXCEEDED"
-
-
-class ServiceUnavailable(ApiError):
-    status = 503
-    code = "SERVICE_UNAVAILABLE"
