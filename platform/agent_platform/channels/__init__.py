@@ -6,7 +6,7 @@ Adapters (WhatsApp, Telegram, e-mail, website) turn network payloads into
 through the `Sender` registered for the channel's type.
 """
 
-from .neutral import InboundMessage, StatusUpdate
+from .neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
 from .senders import (
     SendError,
     SendResult,
@@ -17,7 +17,9 @@ from .senders import (
 )
 
 __all__ = [
+    "IdentityChange",
     "InboundMessage",
+    "Reaction",
     "SendError",
     "SendResult",
     "StatusUpdate",

@@ -45,6 +45,36 @@ class InboundMessage:
     reply_to_external_id: str | None = None
     timestamp: datetime | None = None
     metadata: dict = field(default_factory=dict)
+    # What the network reported about the message (code, title, details),
+    # e.g. for a type it could not deliver; stored as the message's error.
+    error: dict | None = None
+
+
+@dataclass
+class Reaction:
+    """The contact reacted to a message of the chat (`target_external_id`);
+    `emoji` None removes their reaction. `external_id` is the reaction's own
+    network id (redeliveries are recognised by it)."""
+
+    external_id: str
+    sender_id: str
+    target_external_id: str
+    emoji: str | None = None
+    timestamp: datetime | None = None
+
+
+@dataclass
+class IdentityChange:
+    """The network says the contact `sender_id` is now `new_sender_id` (a
+    WhatsApp number change); stored as a system message with `text`.
+    `new_sender_id` None: only the notice is stored."""
+
+    external_id: str
+    sender_id: str
+    new_sender_id: str | None = None
+    text: str | None = None
+    timestamp: datetime | None = None
+    metadata: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -59,3 +89,6 @@ class StatusUpdate:
     status: str
     at: datetime | None = None
     error: dict | None = None
+    # Network details kept on the message (merged into its metadata), e.g.
+    # WhatsApp's conversation and pricing objects.
+    metadata: dict = field(default_factory=dict)

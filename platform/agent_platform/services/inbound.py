@@ -1,15 +1,16 @@
 """The channel adapters' way in: messages contacts write, and delivery
-receipts of the messages the platform sent. Both are idempotent and run in one
-transaction each; see their docstrings for the contract."""
+receipts of the messages the platform sent; also reactions and identity
+changes. All are idempotent and run in one transaction each; see their
+docstrings for the contract."""
 
 from collections import namedtuple
 from datetime import UTC
 
-from ..channels.neutral import INBOUND_TYPES
+from ..channels.neutral import INBOUND_TYPES, InboundMessage
 from ..db import transaction
-from ..errors import NotFound
+from ..errors import NotFound, ValidationError
 from ..events import emit
-from ..models import Channel, Conversation, Message
+from ..models import Channel, Contact, ContactIdentity, Conversation, Message
 from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
 from . import contacts, conversations, formats
@@ -63,6 +64,7 @@ def receive_inbound(channel, inbound, now=None):
             external_id=inbound.external_id,
             reply_to_id=_reply_to_external(channel, inbound.reply_to_external_id),
             metadata=_inbound_metadata(inbound),
+            error=inbound.error,
             created_at=now,
             updated_at=now,
             **_inbound_content(inbound),
@@ -136,7 +138,7 @@ def _naive_utc(moment):
     return moment
 
 
-def apply_status(channel, external_id, status, at=None, error=None, now=None):
+def apply_status(channel, external_id, status, at=None, error=None, now=None, metadata=None):
     """Apply a delivery receipt for the outbound message `external_id` on `channel`.
 
     Contract for adapters: `status` is sent, delivered, read or failed; `at`
@@ -146,7 +148,9 @@ def apply_status(channel, external_id, status, at=None, error=None, now=None):
     message.<status> once, in the transaction that stores it. A receipt that
     would move it backwards (delivered after read), repeats one, or comes
     after failed changes no status and raises nothing; its time is recorded
-    when that status's time was still empty. Returns the message, or None
+    when that status's time was still empty. `metadata` (network details
+    such as pricing) is merged into the message's metadata whatever the
+    status does. Returns the message, or None
     when no outbound message has this id on the channel (the receipt is
     ignored: it may belong to a message sent outside the platform).
     """
@@ -158,6 +162,7 @@ def apply_status(channel, external_id, status, at=None, error=None, now=None):
         message = Message.by_external_id(channel.id, external_id)
         if message is None or message.direction != "outbound":
             return None
+        noted = _noted(message, metadata)
         if _moves_forward(message.status, status):
             message.status = status
             setattr(message, f"{status}_at", at)
@@ -167,16 +172,31 @@ def apply_status(channel, external_id, status, at=None, error=None, now=None):
             message.updated_at = now
             message.save(keep_updated_at=True)
             emit(channel.workspace_id, f"message.{status}", render(message), now=now)
-        elif status != "failed" and message.status != "failed":
-            if getattr(message, f"{status}_at") is None:
+        else:
+            changed = [Message.metadata] if noted else []
+            late = status != "failed" and message.status != "failed"
+            if late and getattr(message, f"{status}_at") is None:
                 setattr(message, f"{status}_at", at)  # late, but its time is worth keeping
-                message.save(only=[getattr(Message, f"{status}_at")], keep_updated_at=True)
+                changed.append(getattr(Message, f"{status}_at"))
+            if changed:
+                message.save(only=changed, keep_updated_at=True)
         return message
 
 
 def apply_status_update(channel, update, now=None):
     """apply_status for a channels.StatusUpdate."""
-    return apply_status(channel, update.external_id, update.status, update.at, update.error, now)
+    return apply_status(
+        channel, update.external_id, update.status, update.at, update.error, now, update.metadata
+    )
+
+
+def _noted(message, metadata):
+    """Merge `metadata` into the message's; True when that changed it."""
+    merged = {**message.metadata, **(metadata or {})}
+    if merged == message.metadata:
+        return False
+    message.metadata = merged
+    return True
 
 
 def _moves_forward(current, status):
@@ -194,3 +214,112 @@ def _error(error):
         "title": error.get("title") or "The network reported a failure",
         "details": error.get("details"),
     }
+
+
+def apply_reaction(channel, reaction, now=None):
+    """The contact's reaction (a channels.Reaction) to a message of the chat.
+
+    Kept on the target message (either direction) as metadata.reaction =
+    {emoji, external_id, reacted_at}; a reaction without emoji removes it
+    (emoji null). The newest reaction by network time wins, so a repeated or
+    late delivery changes nothing. Raises no event (the catalog has none).
+    Returns the target message, or None when the channel has no message
+    with that id (a message sent outside the platform).
+    """
+    now = now or utcnow()
+    at = formats.jsonable(_naive_utc(reaction.timestamp) if reaction.timestamp else now)
+    with transaction():
+        message = Message.by_external_id(channel.id, reaction.target_external_id)
+        if message is None:
+            return None
+        current = message.metadata.get("reaction") or {}
+        if current.get("external_id") == reaction.external_id or at < current.get("reacted_at", ""):
+            return message
+        value = {"emoji": reaction.emoji or None, "external_id": reaction.external_id}
+        message.metadata = {**message.metadata, "reaction": {**value, "reacted_at": at}}
+        message.updated_at = now
+        message.save(only=[Message.metadata, Message.updated_at], keep_updated_at=True)
+        return message
+
+
+def receive_identity_change(channel, change, now=None):
+    """The network says a contact changed identity (a channels.IdentityChange:
+    WhatsApp's "changed their phone number").
+
+    In one transaction, idempotent on change.external_id like receive_inbound:
+    the identity `sender_id` of the channel's type becomes `new_sender_id`
+    (and the contact's phone follows, when it was `sender_phone` and
+    `new_sender_phone` is free), raising contact.updated; the notice is
+    stored in the contact's conversation as a system message (type system,
+    sender system) and raises message.received. When the new identity
+    belongs to another contact already, nothing is merged. Returns
+    InboundResult(message, duplicate).
+    """
+    now = now or utcnow()
+    with transaction():
+        channel = Channel.active_by_id(channel.id)
+        if channel is None:
+            raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
+        existing_id = Message.id_by_external_id(channel.id, change.external_id)
+        if existing_id is not None:
+            return InboundResult(Message.get_by_id(existing_id), True)
+        contact = _moved_identity(channel, change, now)
+        conversation = _conversation_for(channel, contact, now)
+        metadata = dict(change.metadata or {})
+        if change.timestamp is not None:
+            metadata["network_timestamp"] = formats.jsonable(_naive_utc(change.timestamp))
+        message = insert_message(
+            conversation=conversation.id,
+            channel=channel.id,
+            contact_id=contact.id,
+            direction="inbound",
+            sender_type="system",
+            status=INBOUND_STATUS,
+            type="system",
+            text=change.text,
+            external_id=change.external_id,
+            metadata=metadata,
+            created_at=now,
+            updated_at=now,
+        )
+        conversation.touch(now)
+        data = {**render(message), "contact": _contact_summary(contact)}
+        emit(channel.workspace_id, "message.received", data, now=now)
+        return InboundResult(message, False)
+
+
+def _moved_identity(channel, change, now):
+    """The contact of `change`, its identity moved to the new id when possible."""
+    workspace_id, kind = channel.workspace_id, channel.type
+    identity = ContactIdentity.find(workspace_id, kind, change.sender_id)
+    taken = change.new_sender_id and ContactIdentity.find(workspace_id, kind, change.new_sender_id)
+    if identity is None or not change.new_sender_id or taken:
+        known = identity or taken
+        if known:
+            return Contact.by_id(known.contact_id)
+        sender = change.new_sender_id or change.sender_id
+        contact, contact_change = contacts.identify(
+            channel, InboundMessage(external_id=change.external_id, sender_id=sender)
+        )
+        if contact_change:
+            emit(workspace_id, f"contact.{contact_change}", contacts_render(contact), now=now)
+        return contact
+    identity.external_id = change.new_sender_id
+    identity.save(only=[ContactIdentity.external_id])
+    contact = Contact.by_id(identity.contact_id)
+    old_phone = _canonical_phone(change.sender_phone)
+    new_phone = _canonical_phone(change.new_sender_phone)
+    if old_phone and new_phone and contact.phone == old_phone:
+        if Contact.with_phone(workspace_id, new_phone) is None:
+            contact.phone = new_phone
+    contact.updated_at = now
+    contact.save(keep_updated_at=True)
+    emit(workspace_id, "contact.updated", contacts_render(contact), now=now)
+    return contact
+
+
+def _canonical_phone(value):
+    try:
+        return formats.phone(value, "phone") if value else None
+    except ValidationError:
+        return None
