@@ -67,11 +67,15 @@ class Reaction:
 class IdentityChange:
     """The network says the contact `sender_id` is now `new_sender_id` (a
     WhatsApp number change); stored as a system message with `text`.
-    `new_sender_id` None: only the notice is stored."""
+    `new_sender_id` None: only the notice is stored. The contact's phone
+    follows from `sender_phone` to `new_sender_phone` (E.164) when it was
+    the old one."""
 
     external_id: str
     sender_id: str
     new_sender_id: str | None = None
+    sender_phone: str | None = None
+    new_sender_phone: str | None = None
     text: str | None = None
     timestamp: datetime | None = None
     metadata: dict = field(default_factory=dict)
