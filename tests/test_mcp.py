@@ -1,11 +1,9 @@
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from agent_platform.models import McpServer
 from agent_platform.services import mcp
 from conftest import assert_error
+from loopback import QuietHandler, serving
 from mcp_helpers import RunningMcpServer
 
 MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
@@ -17,7 +15,7 @@ def mcp_server(request):
         yield server
 
 
-class NotMcp(BaseHTTPRequestHandler):
+class NotMcp(QuietHandler):
     """Answers like an ordinary web site: HTML, or JSON that is not JSON-RPC."""
 
     def do_POST(self):
@@ -28,24 +26,13 @@ class NotMcp(BaseHTTPRequestHandler):
             body, kind, status = b"upstream broke", "text/plain", 500
         else:
             body, kind, status = b"<html>Welcome</html>", "text/html", 200
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.reply(status, kind, body)
 
 
 @pytest.fixture(scope="module")
 def web_site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), NotMcp)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(NotMcp) as url:
+        yield url
 
 
 @pytest.fixture

@@ -1,7 +1,5 @@
 import io
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -9,6 +7,7 @@ from agent_platform.db import database
 from agent_platform.models import Training
 from agent_platform.models.trainings import fts_row_count
 from conftest import assert_error
+from loopback import QuietHandler, serving
 
 MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 PAGE = b"""<!doctype html><html><head><title>Returns &amp; refunds</title>
@@ -18,7 +17,7 @@ PAGE = b"""<!doctype html><html><head><title>Returns &amp; refunds</title>
 BIG = b"<p>" + b"word " * 2000 + b"</p>"
 
 
-class Pages(BaseHTTPRequestHandler):
+class Pages(QuietHandler):
     ROUTES = {
         "/page.html": (200, "text/html; charset=utf-8", PAGE),
         "/notes.txt": (200, "text/plain", b"Opening hours: 9 to 17, Monday to Friday"),
@@ -31,33 +30,17 @@ class Pages(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/moved":
-            self.send_response(302)
-            self.send_header("Location", "/page.html")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self.reply(302, "text/plain", b"", {"Location": "/page.html"})
             return
         if self.path == "/slow":
             time.sleep(3)
-        status, content_type, body = self.ROUTES.get(self.path, (404, "text/plain", b"?"))
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.reply(*self.ROUTES.get(self.path, (404, "text/plain", b"?")))
 
 
 @pytest.fixture(scope="module")
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Pages) as url:
+        yield url
 
 
 @pytest.fixture
