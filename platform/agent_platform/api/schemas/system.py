@@ -1,7 +1,7 @@
-import marshmallow as ma
 from marshmallow import fields
 
 from .common import BareSchema
+from .rendered import RenderedSchema
 
 
 class HealthSchema(BareSchema):
@@ -9,7 +9,11 @@ class HealthSchema(BareSchema):
     timestamp = fields.String(metadata={"description": "ISO 8601 time of the check"})
 
 
-class KeyInfoSchema(ma.Schema):
+class KeyInfoSchema(RenderedSchema):
+    """Documents services.keys.describe_key(), which builds the body."""
+
+    render = staticmethod(dict)
+
     key_name = fields.String()
     company_id = fields.String()
     workspace_id = fields.String()
