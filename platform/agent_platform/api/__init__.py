@@ -13,11 +13,15 @@ from . import (
     custom_fields,
     docs,
     errors,
+    idle_actions,
+    intentions,
     mcp_servers,
     messages,
     pipeline,
+    reply_preview,
     system,
     trainings,
+    transfer_rules,
     variant,
     webhooks,
 )
@@ -29,6 +33,8 @@ V1_BLUEPRINTS = [system.blp, custom_fields.blp, agents.blp, trainings.blp, webho
 V1_BLUEPRINTS += [channels.blp, contacts.blp, conversations.blp, messages.blp, chats.blp]
 # MCP servers and the tools of agents (issue 3).
 V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
+# The reply engine's routing rules and reply preview (issue 7).
+V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 

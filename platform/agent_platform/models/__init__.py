@@ -11,6 +11,8 @@ from .events import Event
 from .idempotency import IdempotencyKey
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
+from .replies import ReplyJob, ReplyState
+from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
 from .trainings import Training
 from .webhooks import Delivery, DeliveryAttempt, Webhook
@@ -35,6 +37,12 @@ ALL_MODELS = [
     AgentTool,
     CreditUsage,
     ContextEntry,
+    ReplyJob,
+    ReplyState,
+    Intention,
+    TransferRule,
+    IdleAction,
+    IdleActionRun,
     Webhook,
     Delivery,
     DeliveryAttempt,

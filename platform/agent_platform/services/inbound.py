@@ -13,7 +13,7 @@ from ..events import emit
 from ..models import Channel, Contact, ContactIdentity, Conversation, Message
 from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
-from . import contacts, conversations, formats
+from . import contacts, conversations, formats, replies
 from .messages import insert_message, render
 
 # Forward order of outbound statuses; failed is reachable from all but read.
@@ -72,6 +72,7 @@ def receive_inbound(channel, inbound, now=None):
         conversation.touch(now)
         data = {**render(message), "contact": _contact_summary(contact)}
         emit(channel.workspace_id, "message.received", data, now=now)
+        replies.schedule_reply(conversation, message, now)  # the agent's answer (issue 7)
         return InboundResult(message, False)
 
 

@@ -98,6 +98,44 @@ class AgentSettingsSchema(ma.Schema):
         validate=validate.Length(max=50),
         metadata={"description": "A customer message containing one asks for a human"},
     )
+    # The reply engine's settings (see README, "How the agent answers").
+    base_url = fields.String(
+        allow_none=True,
+        validate=validate.URL(schemes={"http", "https"}, require_tld=False),
+        metadata={"description": "Chat-completions base URL; null: the provider's default"},
+    )
+    api_key = fields.String(
+        load_only=True,
+        allow_none=True,
+        validate=validate.Length(min=1, max=1000),
+        metadata={"description": "Write-only; null removes it (reads show api_key_set)"},
+    )
+    api_key_set = fields.Boolean(dump_only=True)
+    max_tokens = fields.Integer(
+        validate=validate.Range(min=1, max=128000),
+        metadata={"description": "Longest model answer, in tokens"},
+    )
+    timeout_seconds = fields.Float(
+        allow_none=True,
+        validate=validate.Range(min=1, max=600),
+        metadata={"description": "Per model call; null: REPLIES_MODEL_TIMEOUT_SECONDS"},
+    )
+    history_messages = fields.Integer(
+        validate=validate.Range(min=0, max=100),
+        metadata={"description": "Last messages of the conversation put in the prompt"},
+    )
+    fallback_message = _text(
+        2000, metadata={"description": "Sent when no answer can be given; empty: built-in"}
+    )
+    handoff_message = _text(
+        2000, metadata={"description": "Sent when a handoff keyword is used; empty: built-in"}
+    )
+    handoff_on_fallback = fields.Boolean(
+        metadata={"description": "Hand the conversation to a human when the fallback is sent"}
+    )
+    qa_threshold = fields.Float(validate=validate.Range(min=0, max=1))
+    qa_margin = fields.Float(validate=validate.Range(min=0, max=1))
+    passage_threshold = fields.Float(validate=validate.Range(min=0, max=1))
 
 
 class ContextSchema(ma.Schema):
