@@ -9,6 +9,7 @@ from agent_platform.channels import (
     InboundMessage,
     SendError,
     StatusUpdate,
+    get_sender,
     register_sender,
     unregister_sender,
 )
@@ -17,6 +18,17 @@ from agent_platform.models import Channel, Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import inbound, sending
 from conversations_helpers import data, events, send, setup_chat
+
+
+@pytest.fixture(autouse=True)
+def without_real_senders(app):
+    """These tests bring their own senders: the real WhatsApp sender (registered
+    when the app's modules are imported) is set aside, and restored after."""
+    real = get_sender("whatsapp")
+    unregister_sender("whatsapp")
+    yield
+    if real is not None:
+        register_sender("whatsapp", real)
 
 
 @pytest.fixture

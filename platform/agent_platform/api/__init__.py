@@ -6,6 +6,7 @@ from werkzeug.exceptions import HTTPException
 from ..errors import ApiError
 from . import (
     agents,
+    channel_events,
     channels,
     chats,
     contacts,
@@ -14,8 +15,10 @@ from . import (
     docs,
     errors,
     idle_actions,
+    inbound,
     intentions,
     mcp_servers,
+    media,
     messages,
     pipeline,
     reply_preview,
@@ -35,8 +38,12 @@ V1_BLUEPRINTS += [channels.blp, contacts.blp, conversations.blp, messages.blp, c
 V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 # The reply engine's routing rules and reply preview (issue 7).
 V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
+# A channel's network event log and credential check (issue 6).
+V1_BLUEPRINTS += [channel_events.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
+# Network callbacks and downloaded media files (issue 6).
+ROOT_BLUEPRINTS += [inbound.blp, media.blp]
 
 
 class Api(SmorestApi):

@@ -1,6 +1,8 @@
 """Every model, in dependency order (tables are created in this order)."""
 
 from .agents import Agent
+from .channel_events import ChannelEvent
+from .channel_tasks import ChannelTask
 from .channels import Channel
 from .contacts import Contact, ContactIdentity
 from .context import ContextEntry
@@ -46,6 +48,8 @@ ALL_MODELS = [
     Webhook,
     Delivery,
     DeliveryAttempt,
+    ChannelEvent,
+    ChannelTask,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

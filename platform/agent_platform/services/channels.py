@@ -8,7 +8,7 @@ import segno
 from ..db import transaction
 from ..errors import Conflict, Forbidden, NotFound, ValidationError
 from ..events import emit
-from ..models import Agent, Channel, Message
+from ..models import Agent, Channel, ChannelEvent, Message
 from ..models.base import utcnow
 from ..models.channels import SECRET_SETTINGS
 from ..models.pagination import paginate
@@ -24,6 +24,7 @@ SETTINGS = {
         "access_token": formats.text(4096),
         "app_secret": formats.text(512),
         "verify_token": formats.text(512),
+        "mark_read": "flag",
     },
     "telegram": {
         "bot_token": formats.pattern(
@@ -140,6 +141,10 @@ def merged_settings(channel_type, current, changes):
 
 
 def _checked_setting(check, value, field):
+    if check == "flag":
+        if not isinstance(value, bool):
+            raise ValidationError(field, "must be true or false")
+        return value
     if check == "origins":
         if not isinstance(value, list) or len(value) > MAX_ORIGINS:
             raise ValidationError(field, f"must be a list of at most {MAX_ORIGINS} origins")
@@ -304,3 +309,53 @@ def widget(workspace_id, channel_id, public_url):
         "snippet": snippet,
         "config": config,
     }
+
+
+# -- Credential checks ------------------------------------------------------
+
+# {channel type: verifier}; an adapter registers one at import time. A
+# verifier takes the channel, asks its network (outside any transaction) and
+# returns {"ok": True, "details": {...}} or {"ok": False, "error": {code,
+# title, details}}; it raises an ApiError when the channel lacks a setting.
+_VERIFIERS = {}
+
+
+def register_verifier(channel_type, verifier):
+    _VERIFIERS[channel_type] = verifier
+
+
+def verify(workspace_id, channel_id, now=None):
+    """Check the channel's credentials with its network: channel.connected
+    (with `verification`) when they work, channel.error (with `error`) when
+    not; both are also written to the channel's event log."""
+    channel = get_channel(workspace_id, channel_id)
+    verifier = _VERIFIERS.get(channel.type)
+    if verifier is None:
+        raise NotFound(
+            f"Channel {channel.id} is a {channel.type} channel; its credentials cannot be checked.",
+            code="VERIFICATION_NOT_AVAILABLE",
+        )
+    outcome = verifier(channel)
+    now = now or utcnow()
+    with transaction():
+        channel = get_channel(workspace_id, channel_id)
+        result = {"channel_id": channel.id, "checked_at": now, **outcome}
+        data = formats.jsonable(channel.as_dict())
+        if outcome["ok"]:
+            data["verification"] = formats.jsonable(result)
+            emit(workspace_id, "channel.connected", data, now=now)
+        else:
+            data["error"] = outcome["error"]
+            emit(workspace_id, "channel.error", data, now=now)
+        kind = "credentials_verified" if outcome["ok"] else "credentials_failed"
+        ChannelEvent.record(channel.id, kind, outcome, is_error=not outcome["ok"], now=now)
+        return result
+
+
+def list_events(workspace_id, channel_id, paging, kind=None):
+    """A page of the channel's event log."""
+    channel = get_channel(workspace_id, channel_id)
+    query = ChannelEvent.of_channel(channel.id)
+    if kind:
+        query = query.where(ChannelEvent.kind == kind)
+    return paginate(query, ChannelEvent, paging)

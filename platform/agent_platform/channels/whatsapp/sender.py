@@ -1,0 +1,84 @@
+"""Sending through the Cloud API: POST {graph}/{phone_number_id}/messages.
+
+Text, and image/audio/video/document by link (the message's media_url, which
+Meta fetches itself), with `context.message_id` when the message replies to
+one the network knows. Meta's answer gives the message id that the status
+webhooks will name. Called by the send job (services.sending), which stores
+the outcome; nothing here writes to the database.
+"""
+
+from ...models.contacts import Contact
+from ...models.fastsql import fetch_one, scalar
+from ..senders import SendError, SendResult
+from .graph import GraphError, client
+
+CAPTIONED = ("image", "video", "document")
+MEDIA = ("image", "audio", "video", "document")
+
+
+class WhatsAppSender:
+    def send(self, channel, message):
+        token, number_id = _credentials(channel)
+        body = message_body(message, recipient(channel, message))
+        try:
+            answer = client().post(f"{number_id}/messages", token, body)
+        except GraphError as error:
+            raise SendError(error.code, error.title, error.details, error.retryable) from None
+        sent = answer.get("messages")
+        if not (
+            isinstance(sent, list) and sent and isinstance(sent[0], dict) and sent[0].get("id")
+        ):
+            raise SendError("INVALID_RESPONSE", "The Graph API gave no message id", answer, True)
+        return SendResult(external_id=str(sent[0]["id"]))
+
+
+def _credentials(channel):
+    settings = channel.settings
+    missing = [name for name in ("phone_number_id", "access_token") if not settings.get(name)]
+    if missing:
+        raise SendError(
+            "CHANNEL_NOT_CONFIGURED", f"The channel has no {' or '.join(missing)}", None, False
+        )
+    return settings["access_token"], settings["phone_number_id"]
+
+
+def recipient(channel, message):
+    """The contact's WhatsApp id: the one first seen on this channel, else
+    any of theirs, else the digits of their phone."""
+    sql = (
+        'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
+        'ORDER BY "channel_id" = ? DESC, "created_at", "id" LIMIT 1'
+    )
+    wa_id = scalar(sql, message.contact_id, "whatsapp", channel.id)
+    if wa_id:
+        return wa_id
+    contact = fetch_one(Contact, 'SELECT * FROM "contact" WHERE "id" = ?', message.contact_id)
+    if contact is not None and contact.phone:
+        return contact.phone.lstrip("+")
+    raise SendError("NO_RECIPIENT", "The contact has no WhatsApp id or phone", None, False)
+
+
+def message_body(message, to):
+    """The Cloud API request body for a stored message."""
+    body = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to}
+    if message.type == "text":
+        body.update(type="text", text={"body": message.text or "", "preview_url": False})
+    elif message.type in MEDIA:
+        media = {"link": message.media_url}
+        if message.caption and message.type in CAPTIONED:
+            media["caption"] = message.caption
+        if message.type == "document" and (message.metadata or {}).get("filename"):
+            media["filename"] = message.metadata["filename"]
+        body.update({"type": message.type, message.type: media})
+    else:
+        raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
+    replied = _replied_external_id(message)
+    if replied:
+        body["context"] = {"message_id": replied}
+    return body
+
+
+def _replied_external_id(message):
+    if not message.reply_to_id:
+        return None
+    return scalar('SELECT "external_id" FROM "message" WHERE "id" = ?', message.reply_to_id)

@@ -1,0 +1,27 @@
+"""X-Hub-Signature-256: HMAC-SHA256 of the raw body with the app secret.
+
+Checked over the bytes exactly as received, before anything parses them: a
+JSON document re-serialised (other spacing, key order or escapes) has another
+signature, so it is refused like a forged one.
+"""
+
+import hashlib
+import hmac
+
+PREFIX = "sha256="
+
+
+def expected_signature(body, app_secret):
+    """The header value Meta sends for `body` (bytes) signed with `app_secret`."""
+    digest = hmac.new(app_secret.encode(), body, hashlib.sha256).hexdigest()
+    return PREFIX + digest
+
+
+def signature_matches(body, header, app_secret):
+    """Does `header` sign `body` with `app_secret`? Constant-time; False when
+    either the header or the secret is missing or malformed."""
+    if not header or not app_secret or not header.startswith(PREFIX):
+        return False
+    given = header[len(PREFIX) :].strip().lower().encode("utf-8", "replace")
+    expected = expected_signature(body, app_secret)[len(PREFIX) :].encode()
+    return hmac.compare_digest(expected, given)

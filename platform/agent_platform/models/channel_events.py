@@ -1,0 +1,51 @@
+"""A channel's log of what its network said that is not a message: template
+status and quality updates, errors the network reported, payloads that were
+skipped or could not be stored, credential checks, media that could not be
+downloaded. Read through GET /v1/channels/{id}/events."""
+
+from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
+
+from .base import BaseModel, JSONField, utcnow
+from .channels import Channel
+from .fastsql import insert
+
+
+class ChannelEvent(BaseModel):
+    """`kind` names what happened (the network's field name for network
+    notices, e.g. `phone_number_quality_update`); `payload` is what the
+    network sent, or what the platform found."""
+
+    channel = ForeignKeyField(Channel, backref="network_events", on_delete="CASCADE", index=False)
+    kind = CharField(max_length=64)
+    is_error = BooleanField(default=False)
+    payload = JSONField(default=dict)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "channel_event"
+        indexes = ((("channel", "created_at", "id"), False),)
+
+    @classmethod
+    def record(cls, channel_id, kind, payload, is_error=False, now=None):
+        event = cls(
+            channel=channel_id,
+            kind=kind[:64],
+            is_error=bool(is_error),
+            payload=payload,
+            created_at=now or utcnow(),
+        )
+        return insert(event)
+
+    @classmethod
+    def of_channel(cls, channel_id):
+        return cls.select().where(cls.channel == channel_id)
+
+    def as_dict(self):
+        return {
+            "id": self.id,
+            "channel_id": self.channel_id,
+            "kind": self.kind,
+            "is_error": self.is_error,
+            "payload": self.payload,
+            "created_at": self.created_at,
+        }

@@ -1,0 +1,154 @@
+"""The WhatsApp callback URL: subscription check, signatures over the raw
+bytes, unknown channels, the per-channel bound, malformed bodies."""
+
+import json
+
+import pytest
+
+from agent_platform.models import ChannelEvent, Contact, Message
+from conftest import assert_error
+from conversations_helpers import WA_SETTINGS, data, event_names, make_channel
+from whatsapp_helpers import *  # noqa: F403  (the fixtures)
+from whatsapp_helpers import APP_SECRET, messages_payload, post, sign, text
+
+CHALLENGE = "1158201444"
+
+
+def verify(client, channel_id, **params):
+    query = {"hub.mode": "subscribe", "hub.verify_token": "verify-token-value"}
+    query["hub.challenge"] = CHALLENGE
+    query.update(params)
+    query = {name: value for name, value in query.items() if value is not None}
+    return client.get(f"/inbound/whatsapp/{channel_id}", query_string=query)
+
+
+def nothing_stored():
+    return Message.select().count() == 0 and Contact.select().count() == 0
+
+
+def test_the_subscription_check_answers_the_exact_challenge(client, channel):
+    response = verify(client, channel["id"], **{"hub.challenge": "ch4ll3nge-ÿ&x=1"})
+    assert response.status_code == 200
+    assert response.get_data(as_text=True) == "ch4ll3nge-ÿ&x=1"
+    assert response.mimetype == "text/plain"
+    plain = verify(client, channel["id"])
+    assert (plain.status_code, plain.get_data()) == (200, CHALLENGE.encode())
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"hub.verify_token": "wrong"},
+        {"hub.verify_token": None},
+        {"hub.verify_token": ""},
+        {"hub.mode": "unsubscribe"},
+        {"hub.mode": None},
+        {"hub.challenge": None},
+    ],
+)
+def test_a_wrong_subscription_check_is_403(client, channel, params):
+    response = verify(client, channel["id"], **params)
+    assert_error(response, 403, "VERIFICATION_FAILED")
+    assert CHALLENGE not in response.get_data(as_text=True)
+
+
+def test_a_channel_without_verify_token_never_verifies(client, caller):
+    bare = make_channel(caller, name="No token")
+    assert_error(verify(client, bare["id"], **{"hub.verify_token": ""}), 403, "VERIFICATION_FAILED")
+
+
+def test_unknown_channels_are_404(client, caller, channel):
+    telegram = make_channel(caller, name="Telegram", type="telegram")
+    for channel_id in ("6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88", "not-a-uuid", telegram["id"]):
+        assert_error(verify(client, channel_id), 404, "CHANNEL_NOT_FOUND")
+        assert_error(post(client, channel_id, messages_payload(text())), 404, "CHANNEL_NOT_FOUND")
+    assert caller.delete(f"/v1/channels/{channel['id']}").status_code == 204
+    assert_error(verify(client, channel["id"]), 404, "CHANNEL_NOT_FOUND")
+    assert_error(post(client, channel["id"], messages_payload(text())), 404, "CHANNEL_NOT_FOUND")
+    assert nothing_stored()
+
+
+def test_a_signed_message_is_stored(client, channel):
+    response = post(client, channel["id"], messages_payload(text()))
+    assert data(response) == {
+        "messages": 1,
+        "duplicates": 0,
+        "statuses": 0,
+        "reactions": 0,
+        "notices": 0,
+        "failed": 0,
+    }
+    assert Message.select().count() == 1
+
+
+def test_a_wrong_signature_is_401_and_nothing_is_stored(client, channel, caller):
+    before = event_names(caller.workspace_id)
+    payload = messages_payload(text())
+    body = json.dumps(payload).encode()
+    cases = [
+        ("sha256=" + "0" * 64, "INVALID_SIGNATURE"),
+        (sign(body, "another-app-secret"), "INVALID_SIGNATURE"),
+        (sign(body).upper(), "INVALID_SIGNATURE"),  # "SHA256=": not the header's form
+        (sign(body)[:-2], "INVALID_SIGNATURE"),
+        ("sha1=" + sign(body)[7:], "INVALID_SIGNATURE"),
+        (sign(body + b" "), "INVALID_SIGNATURE"),
+        ("sha256=ﬀ" + sign(body)[8:], "INVALID_SIGNATURE"),
+    ]
+    for signature, code in cases:
+        assert_error(post(client, channel["id"], payload, signature=signature), 401, code)
+    assert_error(post(client, channel["id"], payload, signature=""), 401, "MISSING_SIGNATURE")
+    assert nothing_stored()
+    assert event_names(caller.workspace_id) == before
+
+
+def test_the_signature_is_over_the_raw_bytes_not_the_json(client, channel):
+    payload = messages_payload(text("Olá, çà"))
+    raw = json.dumps(payload, indent=1, ensure_ascii=False).encode()
+    reserialised = json.dumps(json.loads(raw)).encode()
+    assert raw != reserialised and json.loads(raw) == json.loads(reserialised)
+    # Signed over the bytes as sent: accepted.
+    assert post(client, channel["id"], None, raw=raw).status_code == 200
+    Message.delete().execute()
+    # The same document, signed over another serialisation of it: refused.
+    signed_elsewhere = sign(reserialised)
+    response = post(client, channel["id"], None, raw=raw, signature=signed_elsewhere)
+    assert_error(response, 401, "INVALID_SIGNATURE")
+    assert Message.select().count() == 0
+
+
+def test_a_channel_without_app_secret_refuses_everything(client, caller, channel):
+    cleared = caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"app_secret": None}})
+    assert cleared.status_code == 200
+    for secret in (APP_SECRET, ""):
+        response = post(client, channel["id"], messages_payload(text()), secret=secret or "x")
+        assert_error(response, 401, "INVALID_SIGNATURE", "app_secret")
+    assert nothing_stored()
+
+
+def test_a_signed_body_that_is_not_json_is_400(client, channel):
+    response = post(client, channel["id"], None, raw=b"{not json")
+    assert_error(response, 400, "VALIDATION_ERROR", "body")
+    assert nothing_stored()
+
+
+def test_a_signed_payload_without_entries_is_logged_as_a_channel_error(client, caller, channel):
+    counts = data(post(client, channel["id"], {"object": "whatsapp_business_account"}))
+    assert counts["notices"] == 1
+    event = ChannelEvent.get()
+    assert (event.kind, event.is_error) == ("malformed", True)
+    assert "channel.error" in event_names(caller.workspace_id)
+
+
+def test_the_bound_is_per_channel_and_counts_signed_requests_only(app, client, caller, channel):
+    app.config["INBOUND_MAX_REQUESTS_PER_MINUTE"] = 3  # read when the first POST arrives
+    second = make_channel(caller, name="Two", settings=dict(WA_SETTINGS))
+    for _ in range(5):  # unsigned requests are refused before they count
+        post(client, channel["id"], messages_payload(text()), signature="sha256=00")
+    for number in range(3):
+        payload = messages_payload(text(wamid=f"wamid.{number}"))
+        assert post(client, channel["id"], payload).status_code == 200
+    refused = post(client, channel["id"], messages_payload(text(wamid="wamid.9")))
+    assert_error(refused, 429, "RATE_LIMIT_EXCEEDED")
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert post(client, second["id"], messages_payload(text(wamid="wamid.9"))).status_code == 200
+    assert Message.select().count() == 4
