@@ -23,6 +23,10 @@ class _StillRunning(logging.Filter):
 
 
 logging.getLogger("apscheduler.scheduler").addFilter(_StillRunning())
+# "Running job ... executed successfully" twice per tick of every job (the
+# reply job ticks 10 times a second) would bury the log at INFO; failures are
+# logged by `_in_app_context` and by APScheduler at WARNING and above.
+logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
 
 # (function, config key holding its interval in seconds); modules add theirs.
 JOBS = []

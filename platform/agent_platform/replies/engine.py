@@ -64,7 +64,8 @@ class Prompt:
 
 
 def build_prompt(agent, settings, conversation_id, customer_text, with_tools=True):
-    history = _history(conversation_id, agent.id, settings["history_messages"])
+    context = _context_entries(conversation_id, agent.id)
+    history = _history(conversation_id, context, settings["history_messages"])
     knowledge = []
     if settings.get("knowledge_enabled", True):
         knowledge = search_knowledge(
@@ -79,11 +80,19 @@ def build_prompt(agent, settings, conversation_id, customer_text, with_tools=Tru
         knowledge=knowledge,
         toolset=Toolset.of_agent(agent.id, settings) if with_tools else Toolset([]),
     )
-    prompt.system_parts = _system_parts(agent, settings, prompt, conversation_id)
+    prompt.system_parts = _system_parts(agent, settings, prompt, context)
     return prompt
 
 
-def _system_parts(agent, settings, prompt, conversation_id):
+def _context_entries(conversation_id, agent_id):
+    sql = (
+        'SELECT * FROM "context_entry" WHERE "conversation_id" = ? AND "agent_id" = ? '
+        'ORDER BY "created_at", "id"'
+    )
+    return fetch_all(ContextEntry, sql, conversation_id, agent_id)
+
+
+def _system_parts(agent, settings, prompt, context):
     workflow = WORKFLOWS.get(agent.workflow_type, "")
     role = f"the {workflow} assistant" if workflow else "the assistant"
     identity = f"You are {agent.name}, {role} of this business, answering customers in a chat."
@@ -98,7 +107,8 @@ def _system_parts(agent, settings, prompt, conversation_id):
         "custom_instructions": _section("Instructions", agent.custom_instructions),
         "business_context": _section("About the business", agent.business_context),
         "context": _section(
-            "Context for this conversation", _system_context(conversation_id, agent.id)
+            "Context for this conversation",
+            "\n".join(entry.content for entry in context if entry.role == "system"),
         ),
         "knowledge": _knowledge_text(prompt.knowledge),
         "operators": "",
@@ -123,11 +133,6 @@ def _section(title, text):
     return f"{title}:\n{text}" if text else ""
 
 
-def _system_context(conversation_id, agent_id):
-    entries = ContextEntry.for_conversation(conversation_id, agent_id)
-    return "\n".join(entry.content for entry in entries if entry.role == "system")
-
-
 def _knowledge_text(knowledge):
     if not knowledge:
         return ""
@@ -140,7 +145,7 @@ def _knowledge_text(knowledge):
     return "\n".join(lines)
 
 
-def _history(conversation_id, agent_id, limit):
+def _history(conversation_id, context, limit):
     """The last `limit` messages, oldest first, with the context entries of
     role user/assistant merged in by time."""
     rows = []
@@ -151,7 +156,7 @@ def _history(conversation_id, agent_id, limit):
         )
         rows = [_from_message(m) for m in fetch_all(Message, sql, conversation_id, limit)]
         rows = [row for row in reversed(rows) if row]
-    for entry in ContextEntry.for_conversation(conversation_id, agent_id):
+    for entry in context:
         if entry.role in ("user", "assistant"):
             rows.append(
                 {

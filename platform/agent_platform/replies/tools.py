@@ -14,7 +14,7 @@ import json
 import re
 import time
 
-from ..models import AgentTool
+from ..models import AgentTool, fastsql
 from ..services import mcp
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -38,6 +38,9 @@ class Toolset:
     def of_agent(cls, agent_id, settings):
         """The agent's enabled tools on active servers (none when tools are off)."""
         if not settings.get("tools_enabled", True):
+            return cls([])
+        sql = 'SELECT 1 FROM "agent_tool" WHERE "agent_id" = ? LIMIT 1'
+        if fastsql.scalar(sql, agent_id) is None:  # most agents: no query building
             return cls([])
         return cls(tool for tool in AgentTool.tools_of(agent_id) if tool.server.is_active)
 

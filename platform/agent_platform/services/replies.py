@@ -25,7 +25,7 @@ fallback or a handoff.
 
 import logging
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -108,23 +108,29 @@ def _new_job(conversation, message_id, due, created_at, transfers=0):
 
 @scheduler.job("REPLIES_POLL_SECONDS")
 def run_due_replies(now=None):
-    """Claim due reply jobs and answer them; returns how many were claimed."""
+    """Answer due reply jobs, REPLIES_CONCURRENCY at a time, claiming more as
+    workers free up; returns how many were claimed when none is left due."""
     config = current_app.config
-    claimed = claim(now, config["REPLIES_BATCH"], config["REPLIES_LEASE_SECONDS"])
-    if len(claimed) <= 1 or config["REPLIES_CONCURRENCY"] <= 1:
-        for job in claimed:
-            _answer_safely(job, now)
-        return len(claimed)
     app = current_app._get_current_object()
-    with ThreadPoolExecutor(config["REPLIES_CONCURRENCY"], thread_name_prefix="replies") as pool:
-        for job in claimed:
-            pool.submit(_in_app, app, job, now)
-    return len(claimed)
+    concurrency, lease = config["REPLIES_CONCURRENCY"], config["REPLIES_LEASE_SECONDS"]
+    total = 0
+    with ThreadPoolExecutor(concurrency, thread_name_prefix="replies") as pool:
+        running = set()
+        while True:
+            free = min(concurrency - len(running), config["REPLIES_BATCH"])
+            claimed = claim(now, free, lease) if free > 0 else []
+            total += len(claimed)
+            running.update(pool.submit(_in_app, app, job, now) for job in claimed)
+            if not running:
+                return total
+            _, running = wait(running, return_when=FIRST_COMPLETED)
 
 
 def claim(now, batch, lease_seconds):
     """Give due jobs (and expired leases) a lease and a claim token."""
     moment = now or utcnow()
+    if not ReplyJob.claimable(moment, 1):
+        return []  # the usual case: no write lock taken for nothing
     with transaction():
         jobs = ReplyJob.claimable(moment, batch)
         for job in jobs:
@@ -212,12 +218,21 @@ def answer(job, now=None):
 
 
 def load_turn(job, now):
-    conversation = Conversation.get_or_none(Conversation.id == job.conversation_id)
-    agent = conversation and Agent.get_or_none(Agent.id == conversation.agent_id)
-    channel = conversation and Channel.get_or_none(Channel.id == conversation.channel_id)
+    conversation = _by_id(Conversation, job.conversation_id)
+    agent = conversation and _by_id(Agent, conversation.agent_id)
+    channel = conversation and _by_id(Channel, conversation.channel_id)
     settings = agents.settings_of(agent) if agent else {}
     pending = _pending(job) if conversation else []
     return Turn(job, conversation, agent, channel, settings, pending, now)
+
+
+def _by_id(model, object_id):
+    """One row by id in plain SQL (the per-reply path: peewee's query
+    building costs more than SQLite's work here)."""
+    if object_id is None:
+        return None
+    table = model._meta.table_name
+    return fastsql.fetch_one(model, f'SELECT * FROM "{table}" WHERE "id" = ?', object_id)
 
 
 def _pending(job):
@@ -419,10 +434,10 @@ def _route(turn, action, target_agent_id, message, via):
 def _still_ours(turn):
     """Inside the transaction: the job is still our claim and the
     conversation still open with this agent; else finish it unanswered."""
-    job = ReplyJob.get_or_none(ReplyJob.id == turn.job.id)
+    job = _by_id(ReplyJob, turn.job.id)
     if job is None or job.status != "running" or job.claim_token != turn.job.claim_token:
         return False  # taken over after the lease expired: the new owner answers
-    conversation = Conversation.get_or_none(Conversation.id == turn.conversation.id)
+    conversation = _by_id(Conversation, turn.conversation.id)
     if conversation is None or conversation.status != "open":
         _finish(turn, "skipped", {"reason": "the conversation changed while answering"})
         return False

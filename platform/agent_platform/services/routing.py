@@ -259,7 +259,8 @@ def match_intention(agent, text, settings=None):
     """The agent's active intention the customer's words match best, or None."""
     if not text.strip():
         return None
-    intentions = {item.id: item for item in Intention.active_of(agent.id)}
+    sql = 'SELECT * FROM "intention" WHERE "agent_id" = ? AND "is_active" = 1'
+    intentions = {item.id: item for item in fastsql.fetch_all(Intention, sql, agent.id)}
     rows = [
         {"id": f"{item.id}:{number}", "type": "qa", "question": example, "answer": item.name}
         for item in intentions.values()
@@ -295,9 +296,11 @@ def handoff_keyword(keywords, text):
 
 def match_transfer_rule(agent_id, text, intention_match=None):
     """The first active transfer rule (by priority, then age) that matches."""
-    rules = TransferRule.active_of(agent_id).order_by(
-        TransferRule.priority, TransferRule.created_at, TransferRule.id
+    sql = (
+        'SELECT * FROM "transfer_rule" WHERE "agent_id" = ? AND "is_active" = 1 '
+        'ORDER BY "priority", "created_at", "id"'
     )
+    rules = fastsql.fetch_all(TransferRule, sql, agent_id)
     for rule in rules:
         if rule.match_type == "keywords" and phrase_in(text, rule.keywords):
             return rule
