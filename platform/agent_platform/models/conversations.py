@@ -41,10 +41,14 @@ class Conversation(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def current_for(cls, workspace_id, contact_id, channel_id):
-        """The contact's most recent conversation on the channel, open ones first."""
+        """The contact's most recent conversation on the channel, open ones first.
+
+        The unary + keeps SQLite (which has no statistics) from choosing the
+        channel_id index, which reads every conversation of the channel; the
+        contact's conversations are a handful."""
         sql = (
             'SELECT * FROM "conversation" '
-            'WHERE "contact_id" = ? AND "channel_id" = ? AND "workspace_id" = ? '
+            'WHERE "contact_id" = ? AND +"channel_id" = ? AND +"workspace_id" = ? '
             """ORDER BY "status" IN ('open', 'handoff') DESC, "updated_at" DESC, "id" DESC """
             "LIMIT 1"
         )

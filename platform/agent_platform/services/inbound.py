@@ -48,8 +48,8 @@ def receive_inbound(channel, inbound, now=None):
         if channel is None:
             raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
         existing_id = Message.id_by_external_id(channel.id, inbound.external_id)
-        if existing_id is not None:
-            return InboundResult(Message.get_by_id(existing_id), True)
+        if existing_id is not None:  # a redelivery: plain SQL, it must stay cheap
+            return InboundResult(Message.by_external_id(channel.id, inbound.external_id), True)
         contact, change = contacts.identify(channel, inbound)
         if change:
             emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
@@ -261,9 +261,9 @@ def receive_identity_change(channel, change, now=None):
         channel = Channel.active_by_id(channel.id)
         if channel is None:
             raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
-        existing_id = Message.id_by_external_id(channel.id, change.external_id)
-        if existing_id is not None:
-            return InboundResult(Message.get_by_id(existing_id), True)
+        existing = Message.by_external_id(channel.id, change.external_id)
+        if existing is not None:
+            return InboundResult(existing, True)
         contact = _moved_identity(channel, change, now)
         conversation = _conversation_for(channel, contact, now)
         metadata = dict(change.metadata or {})
