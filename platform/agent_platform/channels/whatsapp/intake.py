@@ -3,21 +3,24 @@ events (POST), from the raw bytes to stored messages in one transaction.
 
 POST: the channel's app secret checks X-Hub-Signature-256 over the raw body
 before anything parses it; then the per-channel bound; then every item of
-the payload is applied in ONE transaction (one commit per POST, so a batch
-costs little more than a single message): messages through
-services.inbound.receive_inbound (idempotent on the network's id), reactions,
-number changes, statuses through apply_status, and everything else into the
-channel's event log. Each item runs in its own savepoint: one that fails is
-logged and written to the event log with its content, the others are kept,
-and the network still gets its 200 (a 500 would only make it redeliver the
-same batch for days). Media downloads and read receipts are queued as
-channel tasks in the same transaction, for the job in `tasks`.
+the payload is applied in ONE transaction (a batch costs little more than a
+single message, and POSTs arriving together share it: see GroupCommit):
+messages through services.inbound.receive_inbound (idempotent on the
+network's id), reactions, number changes, statuses through apply_status,
+and everything else into the channel's event log. Each item is atomic (the
+service functions are transactions of their own, savepoints inside the
+group's): one that fails is logged and written to the event log with its
+content, the others are kept, and the network still gets its 200 (a 500
+would only make it redeliver the same batch for days). Media downloads and
+read receipts are queued as channel tasks in the same transaction, for the
+job in `tasks`. The POST is answered only after the COMMIT.
 """
 
 import dataclasses
 import hmac
 import json
 import logging
+import threading
 from collections import Counter
 
 from ...db import transaction
@@ -96,19 +99,110 @@ def _check_bound(decision):
 
 
 def store(channel, items, now=None):
-    """Apply parsed items to `channel` in one transaction, each in a savepoint."""
+    """Apply parsed items to `channel` in one transaction, each atomically.
+
+    Returns once that transaction is committed; it may be shared with other
+    POSTs arriving at the same moment (see GroupCommit)."""
     now = now or utcnow()
+    return _group.run(lambda: _store(channel, items, now))
+
+
+def _store(channel, items, now):
+    """Runs inside the group's transaction."""
     counts = Counter({outcome: 0 for outcome in OUTCOMES})
-    with transaction():
-        for item in items:
-            counts[_applied(channel, item, now)] += 1
+    for item in items:
+        counts[_applied(channel, item, now)] += 1
     return dict(counts)
 
 
+class GroupCommit:
+    """Concurrent POSTs share one transaction (group commit).
+
+    SQLite has one writer at a time. Left to itself, every request thread
+    would BEGIN IMMEDIATE and wait for the write lock in SQLite's busy
+    handler, which sleeps in steps of up to 100 ms while the lock may already
+    be free, and every POST would pay its own COMMIT. Instead the first
+    thread to arrive leads: it takes every unit of work waiting, runs them in
+    one transaction (each item atomically, so one that fails rolls back
+    alone), commits once, and wakes their threads; work that arrived
+    meanwhile is led by its first thread. Every POST is still answered only
+    after the COMMIT that stored it.
+    """
+
+    def __init__(self, max_batch=64):
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._pending = []
+        self._leading = False
+
+    def run(self, work):
+        unit = _Unit(work)
+        with self._lock:
+            self._pending.append(unit)
+            if not self._leading:
+                self._leading = unit.leads = True
+        while not unit.finished:
+            if unit.leads:
+                self._lead()
+            else:
+                unit.wake.wait()
+                unit.wake.clear()
+        if unit.error is not None:
+            raise unit.error
+        return unit.result
+
+    def _lead(self):
+        with self._lock:
+            batch = self._pending[: self.max_batch]
+            del self._pending[: self.max_batch]
+        try:
+            with transaction():
+                for unit in batch:
+                    unit.execute()
+        except Exception as error:  # the COMMIT itself failed: nothing was stored
+            for unit in batch:
+                unit.result, unit.error = None, error
+        finally:
+            with self._lock:
+                successor = self._pending[0] if self._pending else None
+                if successor is None:
+                    self._leading = False
+                else:
+                    successor.leads = True
+            for unit in batch:
+                unit.leads, unit.finished = False, True
+                unit.wake.set()
+            if successor is not None:
+                successor.wake.set()
+
+
+class _Unit:
+    def __init__(self, work):
+        self.work = work
+        self.wake = threading.Event()
+        self.leads = self.finished = False
+        self.result = self.error = None
+
+    def execute(self):
+        # No savepoint of its own: each item has one (see _applied), so a
+        # failure here leaves only whole items behind, which a redelivery
+        # of the POST finds stored.
+        try:
+            self.result = self.work()
+        except Exception as error:
+            self.error = error
+
+
+_group = GroupCommit()
+
+
 def _applied(channel, item, now):
+    # No savepoint here: each service call below is one transaction (a
+    # savepoint inside the group's) of its own, so a failing item has
+    # already rolled back; the tasks queued after a stored message are
+    # single INSERTs.
     try:
-        with transaction():
-            return APPLY[type(item)](channel, item, now)
+        return APPLY[type(item)](channel, item, now)
     except Exception as error:
         log.exception("WhatsApp item not stored on channel %s", channel.id)
         payload = {
@@ -156,6 +250,11 @@ def _status(channel, update, now):
 
 
 def _notice(channel, notice, now):
+    with transaction():
+        return _logged(channel, notice, now)
+
+
+def _logged(channel, notice, now):
     if notice.kind == "skipped":
         log.warning("WhatsApp channel %s: %s", channel.id, notice.payload.get("reason"))
     ChannelEvent.record(channel.id, notice.kind, notice.payload, notice.is_error, now)

@@ -1,0 +1,180 @@
+"""POSTs arriving together share one transaction (group commit): all are
+stored, each answer waits for the COMMIT of its own work, a failing unit
+fails alone, a failing COMMIT fails them all."""
+
+import threading
+
+import pytest
+from peewee import IntegrityError
+
+from agent_platform.channels.whatsapp.intake import GroupCommit
+from agent_platform.db import database
+from agent_platform.models import ChannelEvent, Message
+from agent_platform.models.fastsql import execute
+from whatsapp_helpers import *  # noqa: F403  (the fixtures)
+from whatsapp_helpers import messages_payload, post, text
+
+
+def test_concurrent_posts_are_all_stored(app, channel):
+    answers, errors = [], []
+
+    def customer(number):
+        client = app.test_client()
+        for n in range(15):
+            wamid = f"wamid.{number}.{n}"
+            payload = messages_payload(
+                text(f"msg {n}", wamid=wamid, sender=f"55119000000{number:02d}")
+            )
+            try:
+                answers.append(post(client, channel["id"], payload).status_code)
+            except Exception as error:  # pragma: no cover - reported below
+                errors.append(error)
+
+    threads = [threading.Thread(target=customer, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert answers == [200] * 120
+    assert Message.select().count() == 120
+
+
+def held_group():
+    """A GroupCommit whose first unit holds the lead until released, so the
+    units submitted meanwhile are run together by one leader."""
+    group, entered, release = GroupCommit(), threading.Event(), threading.Event()
+
+    def first():
+        entered.set()
+        release.wait(5)
+        return "first"
+
+    return group, first, entered, release
+
+
+def run_in_threads(group, works):
+    results = [None] * len(works)
+
+    def submit(index, work):
+        try:
+            results[index] = ("ok", group.run(work))
+        except Exception as error:
+            results[index] = ("error", error)
+        finally:
+            if not database.is_closed():
+                database.close()
+
+    threads = [threading.Thread(target=submit, args=(i, w)) for i, w in enumerate(works)]
+    return threads, results
+
+
+def test_waiting_units_run_together_on_the_leaders_thread(app):
+    group, first, entered, release = held_group()
+    seen = []
+
+    def later(n):
+        def work():
+            seen.append((n, threading.get_ident(), database.in_transaction()))
+            return n
+
+        return work
+
+    threads, results = run_in_threads(group, [first] + [later(n) for n in range(5)])
+    threads[0].start()
+    assert entered.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    while len(group._pending) < 5:  # the others are queued behind the leader
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert results == [("ok", "first")] + [("ok", n) for n in range(5)]
+    assert sorted(n for n, _, _ in seen) == list(range(5))
+    assert len({ident for _, ident, _ in seen}) == 1  # one leader ran the whole batch
+    assert all(in_transaction for _, _, in_transaction in seen)
+
+
+def test_a_failing_unit_fails_alone(app, channel):
+    group, first, entered, release = held_group()
+
+    def broken():
+        raise RuntimeError("this unit fails")
+
+    def writes():
+        ChannelEvent.record(channel["id"], "written", {})
+        return "written"
+
+    threads, results = run_in_threads(group, [first, broken, writes])
+    threads[0].start()
+    assert entered.wait(5)
+    threads[1].start()
+    threads[2].start()
+    while len(group._pending) < 2:
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert results[0] == ("ok", "first")
+    assert results[1][0] == "error" and "this unit fails" in str(results[1][1])
+    assert results[2] == ("ok", "written")
+    assert [event.kind for event in ChannelEvent.select()] == ["written"]
+
+
+def test_a_failing_commit_fails_every_unit_of_the_batch(app, channel):
+    group, first, entered, release = held_group()
+
+    def poison():
+        # A foreign key checked at COMMIT: the whole transaction is refused.
+        execute("PRAGMA defer_foreign_keys = ON")
+        ChannelEvent.record("no-such-channel", "x", {})
+        return "poisoned"
+
+    def innocent():
+        ChannelEvent.record(channel["id"], "innocent", {})
+        return "innocent"
+
+    threads, results = run_in_threads(group, [first, poison, innocent])
+    threads[0].start()
+    assert entered.wait(5)
+    threads[1].start()
+    threads[2].start()
+    while len(group._pending) < 2:
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert results[0] == ("ok", "first")  # its own batch, committed before the others came
+    assert [outcome for outcome, _ in results[1:]] == ["error", "error"]
+    assert all(isinstance(error, IntegrityError) for _, error in results[1:])
+    assert ChannelEvent.select().count() == 0
+    # The group goes on working afterwards.
+    assert GroupCommit().run(lambda: "again") == "again"
+    assert group.run(lambda: "still leads") == "still leads"
+
+
+@pytest.mark.parametrize("size, batches", [(1, 5), (2, 3), (64, 1)])
+def test_batches_are_bounded(app, size, batches):
+    group, first, entered, release = held_group()
+    group.max_batch = size
+    led = []
+    lead = group._lead
+
+    def counted():
+        led.append(len(group._pending))
+        lead()
+
+    group._lead = counted
+    threads, results = run_in_threads(group, [first] + [lambda n=n: n for n in range(5)])
+    threads[0].start()
+    assert entered.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    while len(group._pending) < 5:
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert results == [("ok", "first")] + [("ok", n) for n in range(5)]
+    assert len(led) == 1 + batches  # the first alone, then the five in batches of `size`
