@@ -4,9 +4,12 @@ messages marked, knowledge with scores, tools), MCP tool calls run on a real
 MCP server, retries with backoff, fallback and handoff, token credits, the
 write-only API key, and reply-preview."""
 
+from datetime import timedelta
+
 import pytest
 
 from agent_platform.models import Conversation
+from agent_platform.models.base import utcnow
 from conftest import assert_error
 from conversations_helpers import data, event_names
 from mcp_helpers import RunningMcpServer
@@ -85,10 +88,13 @@ def shop(caller, fake, stub):  # noqa: F811
 def test_the_request_carries_every_part_of_the_prompt(caller, shop, stub):
     add_qa(caller, shop["agent_id"], "Quanto custa a entrega?", "A entrega custa R$ 5.")
     add_text(caller, shop["agent_id"], "Temos estacionamento gratuito.", title="Visita")
-    first = customer_says(shop["channel_id"], "Oi", at(0))
+    # The human's message is stored at the real time: the customer's turns are
+    # placed before and after it on the same clock.
+    start = utcnow() - timedelta(minutes=5)
+    first = customer_says(shop["channel_id"], "Oi", start)
     conversation_id = first.conversation_id
     stub.script(answer("Olá! Em que posso ajudar?"))
-    run_replies(at(2))
+    run_replies(start + timedelta(seconds=2))
     data(caller.post(f"/v1/chats/{conversation_id}/handoff"))
     caller.post(
         f"/v1/conversations/{conversation_id}/messages", json={"text": "Entrega hoje até 20h."}
@@ -97,8 +103,9 @@ def test_the_request_carries_every_part_of_the_prompt(caller, shop, stub):
     context = {"conversation_id": conversation_id, "content": "VIP customer: be generous."}
     data(caller.post(f"/v1/agents/{shop['agent_id']}/context", json=context))
     stub.script(answer("A entrega custa R$ 5."))
-    customer_says(shop["channel_id"], "quanto custa a entrega?", at(60))
-    run_replies(at(62))
+    later = utcnow() + timedelta(seconds=1)
+    customer_says(shop["channel_id"], "quanto custa a entrega?", later)
+    run_replies(later + timedelta(seconds=2))
 
     request = stub.requests[-1]
     assert request["path"] == "/v1/chat/completions"

@@ -10,7 +10,7 @@ import pytest
 
 from agent_platform.models import Conversation, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import replies, routing, sending
+from agent_platform.services import idle_actions, replies, sending
 from conversations_helpers import WA_SETTINGS, data, event_names, events, make_channel
 from openai_stub import OpenAIStub, answer, failure
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
@@ -147,8 +147,8 @@ def test_an_idle_conversation_is_closed_by_its_idle_action(client, caller, shop,
     data(caller.post(f"/v1/agents/{shop['agent_id']}/idle-actions", json=action), 201)
     when = customer_writes(client, shop, "quanto custa a entrega?")
     answers()
-    assert routing.run_idle_actions(now=when + timedelta(minutes=14)) == 0
-    assert routing.run_idle_actions(now=when + timedelta(minutes=15, seconds=1)) == 1
+    assert idle_actions.run_idle_actions(now=when + timedelta(minutes=14)) == 0
+    assert idle_actions.run_idle_actions(now=when + timedelta(minutes=15, seconds=1)) == 1
     sending.send_queued_job(now=when + timedelta(minutes=15, seconds=2))
     assert said(graph)[-1] == "Até logo!"
     assert conversation().status == "closed"

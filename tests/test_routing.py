@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from agent_platform.models import Conversation, Message
-from agent_platform.services import routing
+from agent_platform.services import idle_actions, routing
 from conftest import assert_error
 from conversations_helpers import data, event_names, events
 from loopback import QuietHandler, serving
@@ -345,20 +345,20 @@ def test_idle_actions_run_once_per_idle_period(caller, shop):
               message="Closing this chat; write again any time."), 201)  # fmt: skip
     message = customer_says(shop["channel_id"], "opening hours?", at(0))
     run_replies(at(2))
-    assert routing.run_idle_actions(now=at(9 * 60)) == 0
-    assert routing.run_idle_actions(now=at(10 * 60)) == 1
-    assert routing.run_idle_actions(now=at(11 * 60)) == 0  # once per idle period
+    assert idle_actions.run_idle_actions(now=at(9 * 60)) == 0
+    assert idle_actions.run_idle_actions(now=at(10 * 60)) == 1
+    assert idle_actions.run_idle_actions(now=at(11 * 60)) == 0  # once per idle period
     assert texts(message.conversation_id)[-1] == "Are you still there?"
     customer_says(shop["channel_id"], "yes", at(12 * 60))  # a new idle period
     run_replies(at(12 * 60 + 2))
-    assert routing.run_idle_actions(now=at(22 * 60)) == 1
+    assert idle_actions.run_idle_actions(now=at(22 * 60)) == 1
     assert texts(message.conversation_id)[-1] == "Are you still there?"
-    assert routing.run_idle_actions(now=at(42 * 60)) == 1
+    assert idle_actions.run_idle_actions(now=at(42 * 60)) == 1
     conversation = Conversation.get_by_id(message.conversation_id)
     assert conversation.status == "closed"
     assert texts(message.conversation_id)[-1] == "Closing this chat; write again any time."
     assert "conversation.closed" in event_names(caller.workspace_id)
-    assert routing.run_idle_actions(now=at(24 * 3600)) == 0
+    assert idle_actions.run_idle_actions(now=at(24 * 3600)) == 0
     assert outbound(message.conversation_id)[-2].metadata["idle_action_id"]
 
 
@@ -368,14 +368,14 @@ def test_idle_actions_skip_handoff_inactive_rules_and_other_agents(caller, shop)
                        action="close"), 201)  # fmt: skip
     message = customer_says(shop["channel_id"], "hi", at(0))
     data(caller.post(f"/v1/chats/{message.conversation_id}/handoff"))
-    assert routing.run_idle_actions(now=at(3600)) == 0
+    assert idle_actions.run_idle_actions(now=at(3600)) == 0
     data(caller.post(f"/v1/chats/{message.conversation_id}/handoff/complete"))
     caller.patch(f"/v1/agents/{agent}/idle-actions/{action['id']}", json={"is_active": False})
-    assert routing.run_idle_actions(now=at(3600)) == 0
+    assert idle_actions.run_idle_actions(now=at(3600)) == 0
     caller.patch(f"/v1/agents/{agent}/idle-actions/{action['id']}", json={"is_active": True})
     data(caller.post(f"/v1/agents/{agent}/deactivate"))
-    assert routing.run_idle_actions(now=at(3600)) == 0
+    assert idle_actions.run_idle_actions(now=at(3600)) == 0
     data(caller.post(f"/v1/agents/{agent}/activate"))
-    assert routing.run_idle_actions(now=at(3600)) == 1
+    assert idle_actions.run_idle_actions(now=at(3600)) == 1
     assert Conversation.get_by_id(message.conversation_id).status == "closed"
-    assert routing.run_idle_actions(now=at(3600) + timedelta(days=1)) == 0
+    assert idle_actions.run_idle_actions(now=at(3600) + timedelta(days=1)) == 0

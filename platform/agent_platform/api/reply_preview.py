@@ -3,7 +3,7 @@
 from flask import g
 from flask.views import MethodView
 
-from ..services import replies
+from ..services import reply_preview
 from .blueprint import ApiBlueprint
 from .schemas.replies import ReplyPreviewSchema
 
@@ -22,4 +22,4 @@ class ReplyPreview(MethodView):
     @blp.errors(404)
     def get(self, conversation_id):
         """Preview the prompt and provider request of the next reply (nothing is sent)"""
-        return replies.preview(g.workspace_id, conversation_id)
+        return reply_preview.preview(g.workspace_id, conversation_id)

@@ -1,5 +1,5 @@
 """An agent's routing rules: CRUD of intentions, transfer rules and idle
-actions, how the reply engine matches them, their actions, and the idle job.
+actions, how the reply engine matches them, and their actions.
 
 - Intentions are matched on the customer's words with the knowledge matcher
   (each example phrase a question; INTENTION_THRESHOLD, INTENTION_MARGIN).
@@ -7,44 +7,37 @@ actions, how the reply engine matches them, their actions, and the idle job.
   among the customer's words: case, accents and punctuation ignored),
   `regex` (Python syntax, case-insensitive, on the first REGEX_CHARS
   characters) or `intention` (the matched intention).
-- Idle actions run from the scheduler: after `minutes` without a customer
-  message in an open conversation, once per idle period (which starts at
-  the customer's last message).
+- Idle actions are run by services.idle_actions.
 """
 
 import re
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 
 from flask import current_app
 
-from .. import netguard, scheduler
+from .. import netguard
 from ..db import transaction
 from ..errors import ApiError, Conflict, NotFound, ValidationError
 from ..events import emit
 from ..models import (
     Agent,
     Contact,
-    Conversation,
     CustomField,
     IdleAction,
-    IdleActionRun,
     Intention,
     TransferRule,
     fastsql,
 )
-from ..models.base import utcnow
 from ..models.pagination import paginate
 from ..replies import knowledge, matching
 from . import agents, contacts, conversations, formats
-from .messages import insert_message
+from . import idle_actions as _idle_actions  # noqa: F401  (registers the idle job)
 
 INTENTION_THRESHOLD = 0.45
 INTENTION_MARGIN = 0.03
 REGEX_CHARS = 2000
 LEAD_TAGS_FIELD = "lead_tags"
-IDLE_BATCH = 200  # conversations one idle action handles per run
 
 
 # --- CRUD ----------------------------------------------------------------------------
@@ -396,77 +389,3 @@ def add_lead_tag(conversation, tag, now):
 
 def contacts_render(contact):
     return formats.jsonable(contacts.render(contact))
-
-
-# --- idle actions -----------------------------------------------------------------
-
-
-@scheduler.job("REPLIES_IDLE_POLL_SECONDS")
-def run_idle_actions(now=None):
-    """Do every idle action that is due, once per conversation's idle period;
-    returns how many were done."""
-    now = now or utcnow()
-    done = 0
-    actions = (
-        IdleAction.select(IdleAction)
-        .join(Agent, on=(IdleAction.agent == Agent.id))
-        .where(IdleAction.is_active == True, Agent.is_active == True, Agent.deleted_at.is_null())  # noqa: E712
-        .order_by(IdleAction.minutes, IdleAction.created_at)
-    )
-    for action in actions:
-        for conversation_id, idle_since in _idle_conversations(action, now):
-            done += _run_idle_action(action, conversation_id, idle_since, now)
-    return done
-
-
-def _idle_conversations(action, now):
-    sql = (
-        'SELECT c."id", s."last_customer_at" FROM "reply_state" AS s '
-        'JOIN "conversation" AS c ON c."id" = s."conversation_id" '
-        """WHERE c."agent_id" = ? AND c."status" = 'open' AND s."last_customer_at" <= ? """
-        'AND NOT EXISTS (SELECT 1 FROM "idle_action_run" AS r WHERE r."idle_action_id" = ? '
-        'AND r."conversation_id" = c."id" AND r."idle_since" = s."last_customer_at") '
-        'ORDER BY s."last_customer_at" LIMIT ?'
-    )
-    threshold = now - timedelta(minutes=action.minutes)
-    rows = fastsql.execute(sql, action.agent_id, threshold, action.id, IDLE_BATCH).fetchall()
-    return [(row[0], IdleActionRun.idle_since.python_value(row[1])) for row in rows]
-
-
-def _run_idle_action(action, conversation_id, idle_since, now):
-    with transaction():
-        conversation = Conversation.get_or_none(Conversation.id == conversation_id)
-        if conversation is None or conversation.status != "open":
-            return 0
-        if conversation.agent_id != action.agent_id:
-            return 0
-        IdleActionRun.create(
-            idle_action=action.id,
-            conversation=conversation.id,
-            idle_since=idle_since,
-            outcome=action.action,
-            ran_at=now,
-        )
-        if action.message:
-            _agent_message(conversation, action, now)
-        if action.action == "close":
-            conversations.move(conversation, "close", now)
-    return 1
-
-
-def _agent_message(conversation, action, now):
-    message = insert_message(
-        conversation=conversation.id,
-        channel=conversation.channel_id,
-        contact_id=conversation.contact_id,
-        direction="outbound",
-        sender_type="agent",
-        status="queued",
-        type="text",
-        text=action.message,
-        metadata={"idle_action_id": action.id},
-        created_at=now,
-        updated_at=now,
-    )
-    conversation.touch(now)
-    return message
