@@ -83,7 +83,6 @@ def conversation():
 
 def use_model(caller, shop, model):
     settings = {"model_provider": "openai", "base_url": model.url, "api_key": "sk-e2e"}
-    settings["handoff_keywords"] = ["atendente", "falar com uma pessoa"]
     data(caller.put(f"/v1/agents/{shop['agent_id']}/settings", json=settings))
 
 

@@ -228,6 +228,24 @@ def test_the_agents_handoff_keywords_hand_off(caller, shop):
     assert jobs(message.conversation_id)[0].detail["handoff_keyword"] == "talk to a person"
 
 
+def test_new_agents_get_handoff_keywords_in_their_language(caller, fake):  # noqa: F811
+    for language, keywords in (
+        ("pt-BR", ["atendente", "humano", "falar com uma pessoa"]),
+        ("es-419", ["agente humano", "asesor", "hablar con una persona"]),
+        ("de", ["human", "operator", "talk to a person"]),
+    ):
+        agent = make_agent(caller, language=language)
+        shown = data(caller.get(f"/v1/agents/{agent}/settings"))["handoff_keywords"]
+        assert shown == keywords, language
+    channel = agent_channel(caller, make_agent(caller, language="pt-BR"), name="Loja")
+    message = customer_says(channel["id"], "Quero falar com uma PESSOA!", at(0))
+    run_replies(at(2))
+    assert Conversation.get_by_id(message.conversation_id).status == "handoff"
+    assert texts(message.conversation_id) == [
+        "Claro, vou passar você para uma pessoa da nossa equipe. Ela vai responder por aqui."
+    ]
+
+
 def test_a_transfer_rule_moves_the_conversation_to_another_agent_who_answers(caller, shop):
     sales = make_agent(caller, name="Sales")
     add_qa(caller, sales, "Do you have discounts for big orders?", "Yes: 10% above 10 pizzas.")

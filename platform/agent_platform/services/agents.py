@@ -28,7 +28,7 @@ DEFAULT_SETTINGS = {
     "knowledge_enabled": True,
     "knowledge_max_results": 5,
     "tools_enabled": True,
-    "handoff_keywords": ["human", "operator", "talk to a person"],
+    "handoff_keywords": ["human", "operator", "talk to a person"],  # new agents: by language
     # The reply engine's own (issue 7).
     "base_url": None,  # None: the provider's default from the configuration
     "max_tokens": 512,
@@ -40,6 +40,12 @@ DEFAULT_SETTINGS = {
     "qa_threshold": 0.38,
     "qa_margin": 0.03,
     "passage_threshold": 0.65,
+}
+# The handoff keywords a new agent gets, by its language (others: English).
+DEFAULT_HANDOFF = DEFAULT_SETTINGS["handoff_keywords"]
+HANDOFF_KEYWORDS = {
+    "pt": ["atendente", "humano", "falar com uma pessoa"],
+    "es": ["agente humano", "asesor", "hablar con una persona"],
 }
 # Write-only settings: stored and used, shown only as `<name>_set`.
 SECRET_SETTINGS = ("api_key",)
@@ -108,7 +114,10 @@ def create_agent(workspace_id, values):
         _check_plan_limit(workspace_id)
         if values.get("is_default"):
             Agent.clear_default(workspace_id)
-        return Agent.create(workspace=workspace_id, settings=dict(DEFAULT_SETTINGS), **values)
+        settings = dict(DEFAULT_SETTINGS)
+        language = values["language"].split("-")[0]
+        settings["handoff_keywords"] = list(HANDOFF_KEYWORDS.get(language, DEFAULT_HANDOFF))
+        return Agent.create(workspace=workspace_id, settings=settings, **values)
 
 
 def update_agent(workspace_id, agent_id, changes):
