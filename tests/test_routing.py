@@ -110,6 +110,8 @@ def test_listings_are_paginated_filtered_and_sorted(caller, shop):
          "MISSING_REQUIRED_FIELD", "keywords"),
         ("transfer-rules", {"name": "x", "match_type": "regex", "pattern": "(unclosed",
                             "action": "handoff"}, "VALIDATION_ERROR", "pattern"),
+        ("transfer-rules", {"name": "x", "match_type": "regex", "pattern": r"(\w+\s?)+$",
+                            "action": "handoff"}, "VALIDATION_ERROR", "pattern"),
         ("transfer-rules", {"name": "x", "match_type": "keywords", "keywords": ["a"],
                             "action": "transfer"}, "MISSING_REQUIRED_FIELD", "target_agent_id"),
         ("transfer-rules", {"name": "x", "match_type": "intention", "intention_id": MISSING,

@@ -152,7 +152,7 @@ def _checked(kind, workspace_id, agent, values, current):
         if merged["action"] == "handoff":
             values["target_agent"] = None
         if values.get("pattern"):
-            _compiled(values["pattern"])
+            _check_pattern(values["pattern"])
     else:
         _require("idle", merged["action"], merged)
     return values
@@ -213,6 +213,20 @@ def _checked_url(url):
 
 
 _PATTERNS = {}
+# A repeated group whose content ends in a quantifier, "(a+)+", "(\w+\s?)*",
+# "(x|y+){2,}": the classic shapes of catastrophic backtracking. Python's
+# `re` has no time limit, and the text is the customer's.
+_NESTED_QUANTIFIER = re.compile(r"[+*?}]\)[+*{]")
+
+
+def _check_pattern(pattern):
+    _compiled(pattern)
+    if _NESTED_QUANTIFIER.search(pattern):
+        raise ValidationError(
+            "pattern",
+            "a repeated group may not end in a repetition, e.g. (a+)+: it can take "
+            "exponential time",
+        )
 
 
 def _compiled(pattern):
