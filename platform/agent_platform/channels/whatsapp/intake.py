@@ -41,8 +41,8 @@ OUTCOMES = ("messages", "duplicates", "statuses", "reactions", "notices", "faile
 
 def whatsapp_channel(channel_id):
     """The active WhatsApp channel `channel_id`, else 404 CHANNEL_NOT_FOUND."""
-    channel_id = canonical_uuid(channel_id)
-    channel = channel_id and Channel.active_by_id(channel_id)
+    canonical = canonical_uuid(channel_id)
+    channel = canonical and Channel.active_by_id(canonical)
     if not channel or channel.type != "whatsapp":
         raise NotFound(f"No active WhatsApp channel {channel_id}.", code="CHANNEL_NOT_FOUND")
     return channel
