@@ -14,9 +14,14 @@ def settings(tmp_path):
     return {"DATABASE_PATH": str(tmp_path / "test.db")}
 
 
+# No test may reach the internet: outbound bases default to a closed loopback
+# port; tests that talk to a stand-in set their own.
+OFFLINE = {"WHATSAPP_GRAPH_API_BASE": "http://127.0.0.1:9/unreachable"}
+
+
 @pytest.fixture
 def app(settings):
-    app = create_app(settings)
+    app = create_app({**OFFLINE, **settings})
     with app.app_context():
         apply_migrations()
         yield app
