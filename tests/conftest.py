@@ -16,7 +16,10 @@ def settings(tmp_path):
 
 # No test may reach the internet: outbound bases default to a closed loopback
 # port; tests that talk to a stand-in set their own.
-OFFLINE = {"WHATSAPP_GRAPH_API_BASE": "http://127.0.0.1:9/unreachable"}
+OFFLINE = {
+    "WHATSAPP_GRAPH_API_BASE": "http://127.0.0.1:9/unreachable",
+    "REPLIES_OPENAI_BASE_URL": "http://127.0.0.1:9/unreachable",
+}
 
 
 @pytest.fixture
