@@ -1,0 +1,33 @@
+"""Everything a user can meet is documented: every error code the code raises,
+every event name, every setting (config.example.toml is checked by test_config)."""
+
+import re
+from pathlib import Path
+
+from agent_platform.events.catalog import EVENTS
+from agent_platform.scopes import SCOPES
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def raised_error_codes():
+    codes = set()
+    for path in (ROOT / "platform" / "agent_platform").rglob("*.py"):
+        codes.update(re.findall(r'\bcode\s*=\s*"([A-Z][A-Z0-9_]+)"', path.read_text()))
+    return codes
+
+
+def test_every_error_code_is_in_the_readme():
+    codes = raised_error_codes()
+    assert len(codes) > 20  # the scan found the codes at all
+    assert sorted(code for code in codes if not re.search(rf"\b{code}\b", README)) == []
+
+
+def test_every_event_name_is_in_the_readme():
+    assert sorted(name for name in EVENTS if f"`{name}`" not in README) == []
+
+
+def test_every_scope_is_in_the_readme():
+    missing = [s for s in SCOPES if s not in README and s.split(":")[0] + ":*" not in README]
+    assert missing == []
