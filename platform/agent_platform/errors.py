@@ -49,6 +49,9 @@ class PayloadTooLarge(ApiError):
     status = 413
     code = "PAYLOAD_TOO_LARGE"
 
+    def __init__(self, limit):
+        super().__init__(f"The request body exceeds the limit of {limit} bytes.")
+
 
 class RateLimited(ApiError):
     status = 429

@@ -2,8 +2,10 @@
 
 import logging
 
-from flask import g, jsonify, request
+from flask import current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
+
+from ..errors import PayloadTooLarge
 
 log = logging.getLogger("agent_platform.api")
 
@@ -51,18 +53,11 @@ def handle_unexpected(error):
 
 
 def _payload_too_large():
-    from flask import current_app
-
-    limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
-    return error_response(
-        "PAYLOAD_TOO_LARGE",
-        f"The request body exceeds the limit of {limit} bytes.",
-        413,
-    )
+    return handle_api_error(PayloadTooLarge(current_app.config["LIMITS_MAX_BODY_BYTES"]))
 
 
 def _validation_response(messages):
-    problems = sorted(_flatten(messages))
+    problems = sorted(_problems(messages))
     missing = [field for field, problem in problems if problem == REQUIRED_MESSAGE]
     if missing:
         fields = ", ".join(missing)
@@ -71,32 +66,22 @@ def _validation_response(messages):
     return error_response("VALIDATION_ERROR", text, 400)
 
 
-def _flatten(messages, path=()):
-    """Yield (dotted field path, problem) from webargs' nested error dict.
+# webargs keys its errors by location first; these are parts of the body.
+BODY_LOCATIONS = ("json", "form", "json_or_form")
 
-    The outer level is the location (json, query, ...), which is dropped;
-    marshmallow's "_schema" (whole-body errors) is shown as "body".
-    """
+
+def _problems(messages):
+    """Yield (field, problem) for each location's errors; body-level errors
+    (marshmallow's "_schema") are named "body", parameters by their name."""
+    for location, errors in messages.items():
+        yield from _flatten(errors, ("body",) if location in BODY_LOCATIONS else ())
+
+
+def _flatten(messages, path):
+    """Yield (dotted field path, problem) from marshmallow's nested error dict."""
     if isinstance(messages, dict):
         for key, value in messages.items():
-            if not path and key in (
-                "json",
-                "query",
-                "form",
-                "files",
-                "headers",
-                "view_args",
-                "json_or_form",
-                "querystring",
-            ):
-                yield from _flatten(
-                    value, ("body",) if key in ("json", "form", "json_or_form") else ()
-                )
-                continue
-            if key == "_schema":
-                yield from _flatten(value, path)
-                continue
-            yield from _flatten(value, _extend(path, str(key)))
+            yield from _flatten(value, path if key == "_schema" else _extend(path, str(key)))
     elif isinstance(messages, list):
         for item in messages:
             if isinstance(item, dict | list):

@@ -34,7 +34,7 @@ def check_body_size():
     if request.content_length is None and request.environ.get("wsgi.input_terminated"):
         _buffer_body_of_unknown_length(limit)
     elif request.content_length is not None and request.content_length > limit:
-        raise PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+        raise PayloadTooLarge(limit)
 
 
 def _buffer_body_of_unknown_length(limit):
@@ -51,7 +51,7 @@ def _buffer_body_of_unknown_length(limit):
         chunks.append(chunk)
         size += len(chunk)
     if size > limit:
-        raise PayloadTooLarge(f"The request body exceeds the limit of {limit} bytes.")
+        raise PayloadTooLarge(limit)
     request.environ["wsgi.input"] = io.BytesIO(b"".join(chunks))
 
 
