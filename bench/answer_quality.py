@@ -1,6 +1,6 @@
 """Answer quality of the built-in `knowledge` provider, and its speed.
 
-    .venv/bin/python bench/answer_quality.py [--split tune|dev|final|all] [--verbose]
+    .venv/bin/python bench/answer_quality.py [--split tune|dev|final|blind|all] [--verbose]
 
 The evaluation set is bench/data/answer_quality/*.json: one business per file
 (its language, its trainings, customer messages each labelled with the
@@ -143,7 +143,7 @@ def quality(businesses, split, verbose):
     for business, rows in results:
         name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
         print(line(name, figures(rows)))
-    for part in ("tune", "dev", "final"):
+    for part in ("tune", "dev", "final", "blind"):
         rows = [row for business, rows in results if business["split"] == part for row in rows]
         if rows and split == "all":
             print(line(f"{part} split", figures(rows)))
@@ -224,7 +224,7 @@ def _timed(call):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=("tune", "dev", "final", "all"), default="all")
+    parser.add_argument("--split", choices=("tune", "dev", "final", "blind", "all"), default="all")
     parser.add_argument("--verbose", action="store_true", help="list the missed messages too")
     parser.add_argument("--no-timing", action="store_true")
     args = parser.parse_args()
