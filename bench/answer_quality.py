@@ -21,7 +21,12 @@ each file says which split it belongs to:
   precision 91.0%, coverage 75.5% (7 wrong answers in 137 messages). It
   showed one plain bug, fixed after: "check-in" / "check-out" both lost
   their particle as a stop word (verbs with a particle are now one term);
-  the figures printed for it since are no longer blind.
+  the figures printed for it since are no longer blind;
+- blind (bakery en, car workshop pt-BR, optician es-MX): written after all
+  the above, before looking at how the matcher handles them. Its first run,
+  with the matcher as it stood then (overall 76.2% top-1, 93.9% precision
+  over the 628 messages of 13 businesses): top-1 65.3%, passages 60.0%,
+  precision 88.6%, coverage 69.4% (9 wrong answers in 143 messages).
 
 Figures, per business, per split and overall:
 - top-1: Q&A-labelled messages answered with exactly that Q&A.
