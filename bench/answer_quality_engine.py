@@ -12,7 +12,7 @@ a small-talk line or a handoff count as no answer. The figures are the same
 as answer_quality.py's (top-1, passages, precision, coverage, abstained);
 they differ from it only where the engine's own steps change the outcome.
 
-    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|all]
+    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|blind|all]
 """
 
 import argparse
@@ -108,7 +108,7 @@ def evaluate(business, now, counter, times):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=("tune", "dev", "final", "all"), default="all")
+    parser.add_argument("--split", choices=("tune", "dev", "final", "blind", "all"), default="all")
     args = parser.parse_args()
     logging.disable(logging.INFO)
     businesses = [b for b in load() if args.split == "all" or b["split"] == args.split]
@@ -126,7 +126,7 @@ def main():
     for business, rows in results:
         name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
         print(line(name, figures(rows)))
-    for part in ("tune", "dev", "final"):
+    for part in ("tune", "dev", "final", "blind"):
         rows = [row for business, rows in results if business["split"] == part for row in rows]
         if rows and args.split == "all":
             print(line(f"{part} split", figures(rows)))
