@@ -54,9 +54,14 @@ from .matching import SENTIMENT, Fuzzy, Prefixes, analyse, compounds, lexicon_fu
 # (`qa_threshold`, `qa_margin`, `passage_threshold`).
 QA_THRESHOLD = 0.38
 QA_MARGIN = 0.03
+QA_CLEAR_THRESHOLD = 2.0
+QA_CLEAR_RATIO = 0.5
 PASSAGE_THRESHOLD = 0.65
 # A message term found only in a Q&A's answer counts this much of a question hit.
 ANSWER_WEIGHT = 0.5
+# A message word under a concept ("boleto": @pay) that a training has as
+# such adds this share of the concept's weight: the exact word beats a synonym.
+ALIAS_BONUS = 0.3
 # A passage's training title counts like this much of its text.
 TITLE_WEIGHT = 0.5
 # A message word no training has weighs this share of what the rarest known
@@ -112,7 +117,7 @@ def decide(message_text, trainings, language, settings=None):
     passage.drop_unless(feeling)
     qa_passes = (
         qa.score >= limits["qa_threshold"] and qa.score - qa.runner_up >= limits["qa_margin"]
-    )
+    ) or (qa.score >= QA_CLEAR_THRESHOLD and qa.runner_up <= QA_CLEAR_RATIO * qa.score)
     passage_passes = passage.score >= limits["passage_threshold"]
     # A passing Q&A answers, unless none of its question's words is in the
     # message and a passage matches better: the Q&A's answer then only shares
@@ -156,6 +161,7 @@ class _Unit:
     text: str  # what is sent: the answer, or the passage
     main: frozenset  # question terms / passage terms
     extra: frozenset  # answer terms / title terms not already in main
+    aliases: tuple  # ((concept, own term of a word under it, factor), ...)
     surfaces: tuple  # (folded word, term) pairs, for typo matching
     compounds: tuple  # ("checkup", ("check",)) for the text's "check-up"
 
@@ -200,12 +206,19 @@ def _analyse_training(training_id, kind, fields, language):
 def _unit(training_id, kind, text, main_text, extra_text, language):
     main, extra = analyse(main_text, language), analyse(extra_text, language)
     main_terms = frozenset(token.term for token in main)
+    extra_factor = ANSWER_WEIGHT if kind == "qa" else TITLE_WEIGHT
+    aliases = {}
+    for tokens, factor in ((extra, extra_factor), (main, 1.0)):
+        for token in tokens:
+            if token.alias:
+                aliases[(token.term, token.alias)] = factor
     return _Unit(
         training_id=training_id,
         kind=kind,
         text=text,
         main=main_terms,
         extra=frozenset(token.term for token in extra) - main_terms,
+        aliases=tuple(sorted((c, a, f) for (c, a), f in aliases.items())),
         surfaces=tuple({(t.surface, t.term) for t in main + extra if t.surface}),
         compounds=tuple(compounds(f"{main_text}\n{extra_text}", language).items()),
     )
@@ -272,6 +285,21 @@ class _Best:
         return Decision(kind, self.best.text, self.best.training_id, **common)
 
 
+@dataclass(frozen=True)
+class _Message:
+    terms: dict  # term -> quality
+    aliases: frozenset  # (concept, own term) pairs the index knows
+
+    def keys(self):
+        return self.terms.keys()
+
+    def items(self):
+        return self.terms.items()
+
+    def __iter__(self):
+        return iter(self.terms)
+
+
 class _Index:
     def __init__(self, units, language):
         self.units, self.language = units, language
@@ -294,6 +322,12 @@ class _Index:
             for term in unit.extra:
                 self.postings.setdefault(term, []).append((position, extra_factor))
         self.main_weight = [sum(self.idf[t] for t in unit.main) for unit in units]
+        # (concept, own term) -> [(unit position, weight factor)]: the exact
+        # word under a concept, worth ALIAS_BONUS of the concept on top.
+        self.alias_postings = {}
+        for position, unit in enumerate(units):
+            for concept, alias, factor in unit.aliases:
+                self.alias_postings.setdefault((concept, alias), []).append((position, factor))
         self.surface_terms = {}
         for unit in units:
             for surface, term in unit.surfaces:
@@ -303,9 +337,12 @@ class _Index:
         self.compounds = dict(pair for unit in units for pair in unit.compounds)
 
     def message_terms(self, text):
-        """term -> quality (1 for a known word, less for a typo's guess)."""
-        found = {}
+        """term -> quality (1 for a known word, less for a typo's guess);
+        `aliases` is set to the message's (concept, own term) pairs."""
+        found, aliases = {}, set()
         for token in analyse(text, self.language):
+            if token.alias and (token.term, token.alias) in self.alias_postings:
+                aliases.add((token.term, token.alias))
             if token.term in self.idf or not token.surface:
                 pairs = [(token.term, 1.0)]
             elif token.surface in self.compounds:
@@ -315,7 +352,7 @@ class _Index:
             for term, quality in pairs:
                 if quality > found.get(term, 0.0):
                     found[term] = quality
-        return found
+        return _Message(found, frozenset(aliases))
 
     def _typo(self, surface, term):
         """The known term a misspelt word stands for: the agent's own words
@@ -346,6 +383,12 @@ class _Index:
                     covered[position] = covered.get(position, 0.0) + weight * factor
                     if factor == 1.0:
                         main_hits.add(position)
+        for pair in message.aliases:
+            weight = weights[pair[0]] * ALIAS_BONUS
+            total += self._weight(pair[0]) * ALIAS_BONUS
+            for position, factor in self.alias_postings[pair]:
+                if self.units[position].kind == kind:
+                    covered[position] = covered.get(position, 0.0) + weight * factor
         scored = []
         for position, weight in covered.items():
             message_share = weight / total

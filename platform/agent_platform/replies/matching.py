@@ -182,6 +182,7 @@ _EN_SLANG = {
     "hrs": "hours", "hr": "hour", "mins": "minutes", "tmrw": "tomorrow", "tmr": "tomorrow",
     "wknd": "weekend", "appt": "appointment", "info": "information", "wheres": "where is",
     "xray": "x ray", "xrays": "x rays", "b4": "before", "pic": "photo", "pics": "photos",
+    "wat": "what", "wut": "what", "gf": "gluten free", "wifi": "wi fi",
 }  # fmt: skip
 _PT_SLANG = {
     "q": "que", "tb": "tambem", "tbm": "tambem", "pq": "porque", "qnto": "quanto",
@@ -189,20 +190,23 @@ _PT_SLANG = {
     "hj": "hoje", "td": "tudo", "msg": "mensagem", "n": "nao", "eh": "e", "p": "para",
     "to": "estou", "tava": "estava", "cade": "onde esta", "kd": "onde esta", "nf": "nota fiscal",
     "ctz": "certeza", "fds": "fim de semana", "add": "adicionar", "dps": "depois",
+    "wifi": "wi fi",
 }  # fmt: skip
 _ES_SLANG = {
     "q": "que", "k": "que", "xq": "porque", "pq": "porque", "tb": "tambien",
     "tmb": "tambien", "xfa": "por favor", "d": "de", "finde": "fin de semana",
+    "wifi": "wi fi",
 }  # fmt: skip
 
 _EN_CONCEPTS = {
     "@price": "price, prices, pricing, cost, costs, fee, fees, charge, charges, charged, rate, "
     "rates, expensive, cheap, quote, free, how much",
-    "@time": "when, eta, time, how long, how much time, how soon, how many days",
+    "@time": "when, eta, time, how long, how much time, how soon, how many days, how early, "
+    "in advance, how far in advance, ahead of time, beforehand, too late, notice, ready",
     "@hours": "hours, opening, open, opens, close, closes, closing, closed, what time",
     "@deliver": "deliver, delivers, delivery, deliveries, delivering, ship, ships, shipping, "
     "shipment, arrive, arrives, arrived, arrival",
-    "gluten": "gluten free",
+    "gluten": "gluten free, celiac, coeliac, celiacs, coeliacs",
     # Verbs with a particle, written apart, hyphenated (split into words) or joined.
     "checkin": "checkin, check in",
     "checkout": "checkout, check out",
@@ -213,15 +217,26 @@ _EN_CONCEPTS = {
     "takeaway": "takeaway, take away",
     "@area": "area, areas, zone, zones, region, regions, neighbourhood, neighborhood, radius, "
     "coverage, how far",
-    "@book": "book, booking, reserve, reservation, reservations, make an appointment, "
-    "book an appointment, schedule an appointment",
+    "@book": "book, booking, reserve, reservation, reservations, appointment, appointments, "
+    "make an appointment, book an appointment, schedule an appointment, put aside, set aside",
     "@urgent": "emergency, emergencies, urgent, urgently, asap",
-    "@location": "address, location, located, where are you, where is the",
+    "@location": "address, location, located, where are you, where is the, street, avenue",
     "@cancel": "cancel, cancellation, cancelled, canceled, call off, cant make it, wont make it",
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
     "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
-    "@pay": "pay, payment, payments, paying, paid",
-    "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric",
+    "@pay": "pay, payment, payments, paying, paid, card, cards, cash, credit card, debit card, "
+    "contactless, paypal, instalments, installments, financing",
+    # Cards that are not a way to pay.
+    "giftcard": "gift card, gift cards, gift voucher, gift vouchers",
+    "loyalty": "loyalty card, loyalty cards, loyalty",
+    "keycard": "key card, key cards, keycard",
+    "@repair": "repair, repairs, repaired, repairing, fix, fixes, fixed, fixing, mend",
+    "@defect": "broken, broke, damaged, defective, faulty, cracked, torn, ripped, "
+    "not working, doesnt work, stopped working",
+    "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric, son, sons, "
+    "daughter, daughters, baby, babies",
+    "@pet": "pet, pets, dog, dogs, puppy, puppies, cat, cats, kitten, kittens",
+    "wifi": "wi fi, internet, wireless",
     "@track": "track, tracking, where is my",
     "@size": "size, sizes, sizing, how big",
     "@complaint": "rude, horrible, worst, disgusting, unacceptable, dirty, "
@@ -234,7 +249,7 @@ _PT_CONCEPTS = {
     "@price": "preco, precos, valor, custa, custam, custo, cobra, cobram, cobrar, taxa, caro, "
     "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai",
     "@time": "quando, prazo, prazos, demora, demoram, demorar, quanto tempo, quantos dias, "
-    "em quanto tempo, que dia",
+    "em quanto tempo, que dia, antecedencia, com antecedencia, pronto, pronta, prontos, prontas",
     "@hours": "horario, horarios, abre, abrem, fecha, fecham, aberto, aberta, que horas",
     "@deliver": "entrega, entregas, entregar, entregam, entregamos, envio, envia, enviam, "
     "enviar, manda, mandam, mandar, chegar, chega, chegam, chegou, chegada",
@@ -242,13 +257,25 @@ _PT_CONCEPTS = {
     "@book": "reserva, reservar, agendar, agendo, agendamento, marcar, marco, marcar um horario, "
     "agendar um horario, marcar horario, agendar horario, meu horario",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
-    "@location": "endereco, localizacao, onde fica, onde ficam",
+    "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida",
     "@cancel": "cancelar, cancelo, cancela, cancelamento, desmarcar, desmarco, remarcar, remarco, "
     "reagendar",
     "@refund": "reembolso, estorno, dinheiro de volta",
     "@discount": "desconto, descontos, promocao, promocoes",
-    "@pay": "pagar, pagamento, pagamentos, pago, pagando",
-    "@kid": "crianca, criancas, infantil",
+    "@pay": "pagar, pagamento, pagamentos, pago, pagando, cartao, cartoes, dinheiro, pix, "
+    "boleto, debito, credito, parcela, parcelas, parcelar, parcelo, parcelado, parcelamento, "
+    "parcelamos, sem juros, transferencia",
+    "valepresente": "vale presente, cartao presente",
+    "fidelidade": "cartao fidelidade, fidelidade",
+    "@repair": "conserto, consertos, consertar, conserta, consertam, reparo, reparos, reparar, "
+    "arrumar, arruma, arrumam",
+    "@defect": "quebrado, quebrada, defeito, defeitos, defeituoso, defeituosa, estragado, "
+    "estragada, rasgado, rasgada, nao funciona, parou de funcionar",
+    "@kid": "crianca, criancas, infantil, filho, filha, filhos, filhas, bebe, bebes",
+    "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
+    "bicho, bichos",
+    "gluten": "sem gluten, celiaco, celiaca, celiacos",
+    "wifi": "wi fi, internet",
     "@track": "rastrear, rastreio, rastreamento, acompanhar, acompanho, onde esta meu, "
     "onde esta minha",
     "@size": "tamanho, tamanhos, medida, medidas, numeracao",
@@ -259,22 +286,33 @@ _PT_CONCEPTS = {
 }
 _ES_CONCEPTS = {
     "@price": "precio, precios, cuesta, cuestan, costo, coste, cobran, cobrar, cobra, tarifa, "
-    "caro, barato, gratis, gratuito, gratuita, cuanto sale, cuanto vale, cuanto es",
-    "@time": "cuando, plazo, tarda, tardan, demora, cuanto tiempo, cuantos dias",
+    "caro, barato, gratis, gratuito, gratuita, cuanto sale, cuanto vale, cuanto es, gastos",
+    "@time": "cuando, plazo, tarda, tardan, demora, cuanto tiempo, cuantos dias, antelacion, "
+    "con antelacion, anticipacion, con anticipacion, listo, lista, listos, listas",
     "@hours": "horario, horarios, abren, abre, abierto, abiertos, abierta, cierran, cierra, "
     "cerrado, a que hora",
     "@deliver": "envio, envios, enviar, envian, entrega, entregas, entregar, llegar, llega, "
-    "llegan, llegada",
+    "llegan, llegada, mandan, mandar, mandais",
     "@area": "zona, zonas, region, barrio, barrios",
-    "@book": "reservar, reserva, reservo, agendar, pedir cita, sacar cita, agendar cita, "
-    "pedir hora",
+    "@book": "reservar, reserva, reservo, agendar, agendo, cita, citas, pedir cita, sacar cita, "
+    "agendar cita, pedir hora, apartar, aparto, apartan",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
-    "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan",
+    "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan, "
+    "calle, avenida",
     "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
     "@refund": "reembolso, devolucion, dinero de vuelta",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
-    "@pay": "pagar, pago, pagos, pagando",
-    "@kid": "nino, ninos, nina, ninas, infantil",
+    "@pay": "pagar, pago, pagos, pagando, tarjeta, tarjetas, efectivo, debito, credito, "
+    "transferencia, meses sin intereses, sin intereses, bizum, paypal",
+    "tarjetaregalo": "tarjeta regalo, tarjetas regalo, tarjeta de regalo",
+    "@repair": "reparar, reparan, reparo, reparacion, reparaciones, arreglar, arreglan, arreglo, "
+    "arreglos, arreglais",
+    "@defect": "roto, rota, rotos, rotas, rompio, defectuoso, defectuosa, defecto, danado, "
+    "danada, no funciona, no enciende, no prende, dejo de funcionar",
+    "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
+    "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
+    "gluten": "sin gluten, celiaco, celiaca, celiacos",
+    "wifi": "wi fi, internet",
     "@track": "rastrear, seguimiento, donde esta mi",
     "@size": "talla, tallas",
     "@park": "aparcamiento, aparcar, parking, estacionamiento, estacionar",
@@ -321,6 +359,13 @@ class Profile:
         """The term of one word that is neither a stop word nor in a phrase."""
         stem = self.stem(word)
         return self.concepts.get(stem) or self.stems.get(stem, stem)
+
+    def alias(self, word):
+        """The word's own term when `term` gives its concept instead ("boleto"
+        -> "bolet" under "@pay"), else "": an exact word counts a little more
+        than a synonym."""
+        stem = self.stem(word)
+        return self.stems.get(stem, stem) if stem in self.concepts else ""
 
 
 def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light=""):
@@ -370,6 +415,7 @@ def profile(language):
 class Token:
     surface: str  # the folded word as written (for typo matching); "" for a phrase
     term: str
+    alias: str = ""  # the word's own term when `term` is its concept
 
 
 def analyse(text, language):
@@ -391,7 +437,7 @@ def analyse(text, language):
             word = expanded[index]
             index += 1
             if len(word) > 1 and not word.isdigit() and word not in prof.stop:
-                tokens.append(Token(word, prof.term(word)))
+                tokens.append(Token(word, prof.term(word), prof.alias(word)))
     return tokens
 
 
