@@ -118,11 +118,21 @@ def stem_pt(word):
 _ES_DIPHTHONG = re.compile(r"(?<![qg])(?:ue|ie)")
 
 
+_ES_CLITIC = re.compile(
+    r"(?:(?<=[aei]r)|(?<=ndo))(?:se|me|te|nos|os)?(?:lo|la|los|las|le|les|se|me|te|nos)$"
+)
+
+
 def stem_es(word):
     """Also undoes the stressed-vowel diphthong of Spanish verbs and nouns
-    (cuesta / costar, prueba / probar, tiene / tener): ue -> o, ie -> e."""
+    (cuesta / costar, prueba / probar, tiene / tener): ue -> o, ie -> e; and
+    drops the pronouns joined to an infinitive or gerund (devolverlo ->
+    devolver, ponerle -> poner)."""
     if len(word) <= 3 or not word.isalpha():
         return word
+    bare = _ES_CLITIC.sub("", word)
+    if len(bare) >= 5:
+        word = bare
     stem = _strip(_plural(word, _ES_PLURALS), _ES_SUFFIXES)
     return _ES_DIPHTHONG.sub(lambda match: "o" if match[0] == "ue" else "e", stem)
 
@@ -257,7 +267,7 @@ _PT_CONCEPTS = {
     "@book": "reserva, reservar, agendar, agendo, agendamento, marcar, marco, marcar um horario, "
     "agendar um horario, marcar horario, agendar horario, meu horario",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
-    "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida",
+    "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida, av",
     "@cancel": "cancelar, cancelo, cancela, cancelamento, desmarcar, desmarco, remarcar, remarco, "
     "reagendar",
     "@refund": "reembolso, estorno, dinheiro de volta",
@@ -298,7 +308,7 @@ _ES_CONCEPTS = {
     "agendar cita, pedir hora, apartar, aparto, apartan",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
     "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan, "
-    "calle, avenida",
+    "calle, avenida, av",
     "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
     "@refund": "reembolso, devolucion, dinero de vuelta",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
