@@ -161,7 +161,7 @@ class _Unit:
     text: str  # what is sent: the answer, or the passage
     main: frozenset  # question terms / passage terms
     extra: frozenset  # answer terms / title terms not already in main
-    aliases: tuple  # ((concept, own term of a word under it, factor), ...)
+    aliases: tuple  # ((concept, own term of a word under it, in main), ...)
     surfaces: tuple  # (folded word, term) pairs, for typo matching
     compounds: tuple  # ("checkup", ("check",)) for the text's "check-up"
 
@@ -206,12 +206,11 @@ def _analyse_training(training_id, kind, fields, language):
 def _unit(training_id, kind, text, main_text, extra_text, language):
     main, extra = analyse(main_text, language), analyse(extra_text, language)
     main_terms = frozenset(token.term for token in main)
-    extra_factor = ANSWER_WEIGHT if kind == "qa" else TITLE_WEIGHT
     aliases = {}
-    for tokens, factor in ((extra, extra_factor), (main, 1.0)):
+    for tokens, in_main in ((extra, False), (main, True)):
         for token in tokens:
             if token.alias:
-                aliases[(token.term, token.alias)] = factor
+                aliases[(token.term, token.alias)] = in_main
     return _Unit(
         training_id=training_id,
         kind=kind,
@@ -326,7 +325,9 @@ class _Index:
         # word under a concept, worth ALIAS_BONUS of the concept on top.
         self.alias_postings = {}
         for position, unit in enumerate(units):
-            for concept, alias, factor in unit.aliases:
+            extra_factor = ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT
+            for concept, alias, in_main in unit.aliases:
+                factor = 1.0 if in_main else extra_factor
                 self.alias_postings.setdefault((concept, alias), []).append((position, factor))
         self.surface_terms = {}
         for unit in units:

@@ -6,7 +6,7 @@ for emphasis squeezed ("pleeease"), chat abbreviations expanded ("qnto",
 "pls"), stop words and greetings dropped, words stemmed by a light suffix
 stripper (English, Portuguese, Spanish), and a few everyday customer-service
 synonyms mapped to one concept term ("@price" for price / fee / "how much" /
-"quanto custa"; "@complaint" and "@praise" mark feelings). Generic verbs
+"quanto custa"; "@complaint", "@praise" and "@wrong" mark feelings). Generic verbs
 ("sell", "offer") are listed as light: they weigh less. `Fuzzy` finds the
 known word a typo was meant to be, `Prefixes` a word of the same family the
 stemmer missed ("cachorrito" / "cachorro").
@@ -252,6 +252,7 @@ _EN_CONCEPTS = {
     "@complaint": "rude, horrible, worst, disgusting, unacceptable, dirty, "
     "useless, ridiculous, disappointed, disappointing, complaint, complain, angry",
     "@praise": "amazing, loved, excellent, fantastic, wonderful, delicious",
+    "@wrong": "wrong, incorrect, mistake, mistaken, missing, forgot, forgotten",
     "": "good morning, good afternoon, good evening, good night, thank you, "
     "quick question, how are you, by the way, see you, see ya, talk soon",
 }
@@ -292,6 +293,8 @@ _PT_CONCEPTS = {
     "@complaint": "pessimo, pessima, horrivel, grosso, grossa, grosseiro, grosseira, lerdo, "
     "lerdos, ruim, absurdo, ridiculo, sujo, suja, decepcionado, decepcionada, reclamacao",
     "@praise": "adorei, amei, maravilhoso, maravilhosa, excelente",
+    "@wrong": "errado, errada, errados, erradas, incorreto, incorreta, engano, faltando, faltou, "
+    "faltaram, esqueceram, esqueceu, esqueci",
     "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo",
 }
 _ES_CONCEPTS = {
@@ -329,6 +332,8 @@ _ES_CONCEPTS = {
     "@complaint": "pesimo, pesima, horrible, grosero, grosera, maleducado, maleducada, sucio, "
     "sucia, fatal, decepcionado, decepcionada, queja, reclamacion",
     "@praise": "excelente, buenisimo, maravilloso, maravillosa",
+    "@wrong": "equivocado, equivocada, equivocados, incorrecto, incorrecta, error, olvidaron, "
+    "olvido, faltaba, faltaban",
     "": "buenos dias, buenas tardes, buenas noches, por favor, muchas gracias, nos vemos, "
     "hasta luego",
 }
@@ -507,7 +512,9 @@ def edit_distance(a, b, limit):
     return previous[-1]
 
 
-SENTIMENT = frozenset({"@complaint", "@praise"})
+# Feelings, and something gone wrong: a message with one is for a human unless
+# the training speaks of it too ("my order arrived wrong" has its Q&A).
+SENTIMENT = frozenset({"@complaint", "@praise", "@wrong"})
 
 
 def shared_prefix(a, b):
