@@ -55,7 +55,7 @@ from .matching import SENTIMENT, Fuzzy, Prefixes, analyse, compounds, lexicon_fu
 QA_THRESHOLD = 0.38
 QA_MARGIN = 0.03
 QA_CLEAR_THRESHOLD = 2.0
-QA_CLEAR_RATIO = 0.5
+QA_CLEAR_RATIO = 0.4
 PASSAGE_THRESHOLD = 0.65
 # A message term found only in a Q&A's answer counts this much of a question hit.
 ANSWER_WEIGHT = 0.5

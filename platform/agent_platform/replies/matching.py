@@ -169,7 +169,8 @@ minha minhas meus muito na nas nao nem no nos nossa nosso num numa o os ou para 
 pelo pelos por pra pro qual quais que quem se sem ser seu sua suas seus so sobre sim ta
 tambem te tem tenho ter teu tua um uma umas uns vai vc vcs voce voces vou aqui ai ali oi
 ola ei tudo bem beleza blz obrigado obrigada obg valeu vlw favor pf pfv gente pessoal amigo
-amiga queria gostaria saber poderia pode podem posso consigo consegue fazer faz faco fica
+amiga queria gostaria saber poderia pode podem posso consigo consegue fazer faz faco
+fazem fazemos fica ficar
 ficou seria onde kkk rs haha tipo entao agora quero quer preciso precisava desejo quanto
 quantos quanta quantas todo toda todos todas comigo contigo conosco sao dessa desse
 disso nessa nesse nisso deste desta neste nesta aquele aquela sei sabe veio vem vir
@@ -181,7 +182,8 @@ _ES_STOP = """a al algo algun alguna como con cual cuales de del el ella ellos e
 ese esta estan estas este esto estoy fue ha hay la las le les lo los me mi mis mucho muy mas
 no nos nuestro nuestra o os para pero por porque pues que quien se ser si sin sobre su sus
 te tengo tiene tienen tienes tu tus un una unos uno y ya yo usted ustedes vosotros puedo
-puede pueden quiero quisiera saber hacer hago hola buenas buenos gracias muchas favor porfa
+puede pueden quiero quisiera saber hacer hago hace
+hacen haceis hacemos soy voy hola buenas buenos gracias muchas favor porfa
 saludos oye jaja ok vale bueno dale donde aqui alli cuanto cuanta cuantos cuantas necesito
 gustaria doy da das todo toda todos todas funciona funcionar adios chao genial perfecto doctor
 doctora senor senora joven estuvo estaba estar
@@ -235,7 +237,8 @@ _EN_CONCEPTS = {
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
     "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
     "@pay": "pay, payment, payments, paying, paid, card, cards, cash, credit card, debit card, "
-    "contactless, paypal, instalments, installments, financing",
+    "contactless, paypal, instalments, installments, financing, payment methods, "
+    "payment method, payment options, ways to pay",
     # Cards that are not a way to pay.
     "giftcard": "gift card, gift cards, gift voucher, gift vouchers",
     "loyalty": "loyalty card, loyalty cards, loyalty",
@@ -275,7 +278,8 @@ _PT_CONCEPTS = {
     "@discount": "desconto, descontos, promocao, promocoes",
     "@pay": "pagar, pagamento, pagamentos, pago, pagando, cartao, cartoes, dinheiro, pix, "
     "boleto, debito, credito, parcela, parcelas, parcelar, parcelo, parcelado, parcelamento, "
-    "parcelamos, sem juros, transferencia",
+    "parcelamos, sem juros, transferencia, formas de pagamento, forma de pagamento, "
+    "meios de pagamento, meio de pagamento",
     "valepresente": "vale presente, cartao presente",
     "fidelidade": "cartao fidelidade, fidelidade",
     "@repair": "conserto, consertos, consertar, conserta, consertam, reparo, reparos, reparar, "
@@ -286,15 +290,15 @@ _PT_CONCEPTS = {
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
     "bicho, bichos",
     "gluten": "sem gluten, celiaco, celiaca, celiacos",
-    "wifi": "wi fi, internet",
+    "wifi": "wi fi",
     "@track": "rastrear, rastreio, rastreamento, acompanhar, acompanho, onde esta meu, "
     "onde esta minha",
     "@size": "tamanho, tamanhos, medida, medidas, numeracao",
     "@complaint": "pessimo, pessima, horrivel, grosso, grossa, grosseiro, grosseira, lerdo, "
     "lerdos, ruim, absurdo, ridiculo, sujo, suja, decepcionado, decepcionada, reclamacao",
     "@praise": "adorei, amei, maravilhoso, maravilhosa, excelente",
-    "@wrong": "errado, errada, errados, erradas, incorreto, incorreta, engano, faltando, faltou, "
-    "faltaram, esqueceram, esqueceu, esqueci",
+    "@wrong": "errado, errada, errados, erradas, incorreto, incorreta, engano, esqueceram, "
+    "esqueceu, esqueci",
     "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo",
 }
 _ES_CONCEPTS = {
@@ -316,7 +320,8 @@ _ES_CONCEPTS = {
     "@refund": "reembolso, devolucion, dinero de vuelta",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
     "@pay": "pagar, pago, pagos, pagando, tarjeta, tarjetas, efectivo, debito, credito, "
-    "transferencia, meses sin intereses, sin intereses, bizum, paypal",
+    "transferencia, meses sin intereses, sin intereses, bizum, paypal, formas de pago, "
+    "forma de pago, metodos de pago, metodo de pago, medios de pago",
     "tarjetaregalo": "tarjeta regalo, tarjetas regalo, tarjeta de regalo",
     "@repair": "reparar, reparan, reparo, reparacion, reparaciones, arreglar, arreglan, arreglo, "
     "arreglos, arreglais",
@@ -325,7 +330,7 @@ _ES_CONCEPTS = {
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
     "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
     "gluten": "sin gluten, celiaco, celiaca, celiacos",
-    "wifi": "wi fi, internet",
+    "wifi": "wi fi",
     "@track": "rastrear, seguimiento, donde esta mi",
     "@size": "talla, tallas",
     "@park": "aparcamiento, aparcar, parking, estacionamiento, estacionar",
@@ -370,17 +375,27 @@ class Profile:
     lexicon: dict  # the language's concept words -> concept, for typos
     longest_phrase: int
 
+    def concept(self, word):
+        """The concept of a word listed under one, or of another word of its
+        family (same stem); a stem of three letters or less must be the word
+        listed ("cats" is @pet, "cater" is not)."""
+        found = self.lexicon.get(word)
+        if found is None:
+            stem = self.stem(word)
+            found = self.concepts.get(stem) if len(stem) > 3 else None
+        return found
+
     def term(self, word):
         """The term of one word that is neither a stop word nor in a phrase."""
         stem = self.stem(word)
-        return self.concepts.get(stem) or self.stems.get(stem, stem)
+        return self.concept(word) or self.stems.get(stem, stem)
 
     def alias(self, word):
         """The word's own term when `term` gives its concept instead ("boleto"
         -> "bolet" under "@pay"), else "": an exact word counts a little more
         than a synonym."""
         stem = self.stem(word)
-        return self.stems.get(stem, stem) if stem in self.concepts else ""
+        return self.stems.get(stem, stem) if self.concept(word) else ""
 
 
 def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light=""):
