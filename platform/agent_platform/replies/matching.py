@@ -232,7 +232,8 @@ _EN_CONCEPTS = {
     "@book": "book, booking, reserve, reservation, reservations, appointment, appointments, "
     "make an appointment, book an appointment, schedule an appointment, put aside, set aside",
     "@urgent": "emergency, emergencies, urgent, urgently, asap",
-    "@location": "address, location, located, where are you, where is the, street, avenue",
+    "@location": "address, location, located, where are you, where is the, street, avenue, "
+    "how do i get there, how to get there",
     "@cancel": "cancel, cancellation, cancelled, canceled, call off, cant make it, wont make it",
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
     "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
@@ -250,6 +251,11 @@ _EN_CONCEPTS = {
     "daughter, daughters, baby, babies",
     "@pet": "pet, pets, dog, dogs, puppy, puppies, cat, cats, kitten, kittens",
     "wifi": "wi fi, internet, wireless",
+    "@event": "event, events, party, parties, celebration, celebrations, cater, catering",
+    "@class": "class, classes, course, courses, lesson, lessons, workshop, workshops, teach, "
+    "teaching",
+    "@student": "student, students, university, college",
+    "@owner": "owner, owners, own, owns, owned, founder, founded",
     "@track": "track, tracking, where is my",
     "@size": "size, sizes, sizing, how big",
     "@complaint": "rude, horrible, worst, disgusting, unacceptable, dirty, "
@@ -271,7 +277,7 @@ _PT_CONCEPTS = {
     "@book": "reserva, reservar, agendar, agendo, agendamento, marcar, marco, marcar um horario, "
     "agendar um horario, marcar horario, agendar horario, meu horario",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
-    "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida, av",
+    "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida, av, como chegar",
     "@cancel": "cancelar, cancelo, cancela, cancelamento, desmarcar, desmarco, remarcar, remarco, "
     "reagendar",
     "@refund": "reembolso, estorno, dinheiro de volta",
@@ -290,6 +296,10 @@ _PT_CONCEPTS = {
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
     "bicho, bichos",
     "gluten": "sem gluten, celiaco, celiaca, celiacos",
+    "@event": "evento, eventos, festa, festas, comemoracao, confraternizacao",
+    "@class": "aula, aulas, curso, cursos, workshop, workshops",
+    "@student": "estudante, estudantes, universitario, universitaria, universitarios",
+    "@owner": "dono, dona, donos, donas, fundou, fundado, fundada, fundador, fundadora",
     "wifi": "wi fi",
     "@track": "rastrear, rastreio, rastreamento, acompanhar, acompanho, onde esta meu, "
     "onde esta minha",
@@ -315,7 +325,7 @@ _ES_CONCEPTS = {
     "agendar cita, pedir hora, apartar, aparto, apartan",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
     "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan, "
-    "calle, avenida, av",
+    "calle, avenida, av, como llegar",
     "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
     "@refund": "reembolso, devolucion, dinero de vuelta",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
@@ -330,6 +340,10 @@ _ES_CONCEPTS = {
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
     "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
     "gluten": "sin gluten, celiaco, celiaca, celiacos",
+    "@event": "evento, eventos, fiesta, fiestas, celebracion, celebraciones",
+    "@class": "clase, clases, curso, cursos, leccion, lecciones",
+    "@student": "estudiante, estudiantes, universitario, universitaria, universitarios",
+    "@owner": "dueno, duena, duenos, fundo, fundado, fundada, fundador, fundadora",
     "wifi": "wi fi",
     "@track": "rastrear, seguimiento, donde esta mi",
     "@size": "talla, tallas",
