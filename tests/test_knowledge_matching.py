@@ -213,7 +213,10 @@ def test_near_ties_between_different_answers_are_left_to_a_human():
     decision = answer("do you deliver?", trainings)
     assert decision.kind == "none"
     assert decision.score == decision.runner_up > 0
-    assert answer("do you deliver?", trainings, settings={"qa_margin": 0}).training_id == "a"
+    tie_allowed = {"qa_margin": 0, "qa_runner_up_ratio": 1}
+    assert answer("do you deliver?", trainings, settings=tie_allowed).training_id == "a"
+    # The runner-up must also score at most 90% of the best (a relative margin).
+    assert answer("do you deliver?", trainings, settings={"qa_margin": 0}).kind == "none"
 
 
 def test_duplicate_answers_are_not_a_tie():
@@ -330,6 +333,7 @@ def test_thresholds_helper_lists_the_defaults():
     assert knowledge.thresholds(None) == {
         "qa_threshold": knowledge.QA_THRESHOLD,
         "qa_margin": knowledge.QA_MARGIN,
+        "qa_runner_up_ratio": knowledge.QA_RUNNER_UP_RATIO,
         "passage_threshold": knowledge.PASSAGE_THRESHOLD,
     }
     assert knowledge.thresholds({"qa_threshold": 1, "qa_margin": True})["qa_margin"] == (
