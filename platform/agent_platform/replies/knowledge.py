@@ -41,7 +41,16 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .matching import SENTIMENT, Fuzzy, Prefixes, analyse, compounds, lexicon_fuzzy, profile
+from .matching import (
+    SENTIMENT,
+    Endings,
+    Fuzzy,
+    Prefixes,
+    analyse,
+    compounds,
+    lexicon_fuzzy,
+    profile,
+)
 
 # Tuned with bench/answer_quality.py on its tune and dev businesses (never on
 # the final ones), for precision first: a wrong answer is worse than a
@@ -344,6 +353,7 @@ class _Index:
                 self.surface_terms.setdefault(surface, term)
         self.fuzzy = Fuzzy(self.surface_terms)
         self.prefixes = Prefixes(self.surface_terms)
+        self.endings = Endings(self.surface_terms)
         self.compounds = dict(pair for unit in units for pair in unit.compounds)
 
     def message_terms(self, text):
@@ -374,6 +384,9 @@ class _Index:
         if close is not None and close[0]:  # (a concept word itself already is its concept)
             return self.lexicon[close[1]], TYPO_QUALITY[close[0]]
         family = self.prefixes.closest(surface)
+        if family is not None:
+            return self.surface_terms[family], FAMILY_QUALITY
+        family = self.endings.closest(surface)
         if family is not None:
             return self.surface_terms[family], FAMILY_QUALITY
         return term, 1.0

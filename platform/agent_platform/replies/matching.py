@@ -577,6 +577,30 @@ class Prefixes:
         return best and best[1]
 
 
+class Endings:
+    """Known words by their last letters: `closest(word)` -> a known word
+    that is the other's ending, the longer one a compound of it ("microchip" /
+    "chip", "pupilentes" / "lentes"): the shorter of at least 4 letters and
+    half the longer; the longest such known word; or None."""
+
+    def __init__(self, known_words):
+        self.by_end = {}
+        for word in sorted(set(known_words)):
+            if len(word) >= 4:
+                self.by_end.setdefault(word[-4:], []).append(word)
+
+    def closest(self, word):
+        if len(word) < 4:
+            return None
+        best = None
+        for known in self.by_end.get(word[-4:], ()):
+            short, long = sorted((word, known), key=len)
+            if long.endswith(short) and len(short) * 2 >= len(long) and short != long:
+                if best is None or len(known) > len(best):
+                    best = known
+        return best
+
+
 class Fuzzy:
     """Known words by their deletions: `closest(word)` -> (distance, known
     word) or None; among equally close words the alphabetically first wins,
