@@ -6,7 +6,7 @@ verbs, compound words, short concept words, and the relative margin."""
 import pytest
 
 from agent_platform.replies.knowledge import decide
-from agent_platform.replies.matching import stem_es, terms
+from agent_platform.replies.matching import Fuzzy, stem_es, terms
 
 BAKERY = [
     {"id": "hours", "type": "qa", "question": "What are your opening hours?",
@@ -141,3 +141,19 @@ def test_a_runner_up_close_in_proportion_is_a_near_tie():
     assert decision.runner_up > 0.9 * decision.score
     loose = {"qa_runner_up_ratio": 1.0}
     assert decide("can you fix my bike", trainings, "en", loose).training_id == "fix"
+
+
+def test_a_short_word_with_one_letter_changed_is_a_typo_only_for_neighbour_keys():
+    assert Fuzzy(["price"]).closest("prixe") == (1, "price")  # x is next to c
+    assert Fuzzy(["levam"]).closest("lavam") is None  # another word: lavar, not levar
+    assert Fuzzy(["delivery"]).closest("delivary") == (1, "delivery")  # long words: any letter
+    trainings = [
+        {"id": "leva", "type": "qa", "question": "Vocês levam e trazem o carro?",
+         "answer": "Sim, por R$ 40."},
+        {"id": "revisao", "type": "qa", "question": "Quanto custa a revisão do carro?",
+         "answer": "A partir de R$ 290."},
+        {"id": "prazo", "type": "qa", "question": "Quando o carro fica pronto?",
+         "answer": "No mesmo dia."},
+    ]  # fmt: skip
+    assert chosen("voces levam o carro?", trainings, "pt-BR") == "leva"
+    assert chosen("voces lavam o carro?", trainings, "pt-BR") is None

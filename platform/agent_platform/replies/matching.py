@@ -601,6 +601,33 @@ class Endings:
         return best
 
 
+_KEYBOARD = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_KEY_AT = {
+    key: (row, column) for row, keys in enumerate(_KEYBOARD) for column, key in enumerate(keys)
+}
+
+
+def _near_keys(a, b):
+    """Whether two letters sit next to each other on a QWERTY keyboard."""
+    if a not in _KEY_AT or b not in _KEY_AT:
+        return False
+    (row_a, col_a), (row_b, col_b) = _KEY_AT[a], _KEY_AT[b]
+    return abs(row_a - row_b) <= 1 and abs(col_a - col_b) <= 1
+
+
+def _likely_slip(word, known):
+    """A one-letter substitution in a short word is a typo only when the two
+    keys are neighbours ("prive" / "price"); otherwise it is more likely
+    another word ("lavam" / "levam")."""
+    if len(word) != len(known) or len(word) > SHORT_TYPO_LETTERS:
+        return True
+    changed = [(a, b) for a, b in zip(word, known, strict=True) if a != b]
+    return len(changed) != 1 or _near_keys(*changed[0])
+
+
+SHORT_TYPO_LETTERS = 6
+
+
 class Fuzzy:
     """Known words by their deletions: `closest(word)` -> (distance, known
     word) or None; among equally close words the alphabetically first wins,
@@ -633,6 +660,8 @@ class Fuzzy:
                 continue
             limit = min(edits, max_edits(candidate))
             distance = edit_distance(word, candidate, limit)
+            if distance == 1 and not _likely_slip(word, candidate):
+                continue
             if distance <= limit and (best is None or (distance, candidate) < best):
                 best = (distance, candidate)
         return best
