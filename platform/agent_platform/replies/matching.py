@@ -4,12 +4,21 @@
 the terms the matcher compares: case and accents folded, letters repeated
 for emphasis squeezed ("pleeease"), chat abbreviations expanded ("qnto",
 "pls"), stop words and greetings dropped, words stemmed by a light suffix
-stripper (English, Portuguese, Spanish), and a few everyday customer-service
-synonyms mapped to one concept term ("@price" for price / fee / "how much" /
-"quanto custa"; "@complaint", "@praise" and "@wrong" mark feelings). Generic verbs
+stripper (English, Portuguese, Spanish; Spanish also drops pronouns joined
+to a verb: "devolverlo"), and everyday customer-service synonyms mapped to
+one concept term ("@price" for price / fee / "how much" / "quanto custa";
+"@pay" for card / pix / tarjeta; "@complaint", "@praise" and "@wrong" mark
+feelings); a word under a concept keeps its own term as `Token.alias`, so
+the exact word can count a little more than a synonym. Generic verbs
 ("sell", "offer") are listed as light: they weigh less. `Fuzzy` finds the
-known word a typo was meant to be, `Prefixes` a word of the same family the
-stemmer missed ("cachorrito" / "cachorro").
+known word a typo was meant to be (a short word's changed letter must be a
+neighbour key), `Prefixes` a word of the same family the stemmer missed
+("cachorrito" / "cachorro"), `Endings` the word a compound ends with
+("pupilentes" / "lentes").
+
+A snowball stemmer (the `snowballstemmer` package) was measured in place of
+the light strippers and did no better on the evaluation set (81.3% top-1
+against 82.2%), so no dependency.
 
 Standard library only. The lexicons are deliberately small and generic (what
 customers of any shop ask about), not tuned to one business; grow them with
