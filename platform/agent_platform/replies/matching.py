@@ -260,6 +260,8 @@ _EN_CONCEPTS = {
     "daughter, daughters, baby, babies",
     "@pet": "pet, pets, dog, dogs, puppy, puppies, cat, cats, kitten, kittens",
     "wifi": "wi fi, internet, wireless",
+    "@day": "monday, mondays, tuesday, tuesdays, wednesday, wednesdays, thursday, thursdays, "
+    "friday, fridays, saturday, saturdays, sunday, sundays, weekend, weekends, weekday, weekdays",
     "@event": "event, events, party, parties, celebration, celebrations, cater, catering",
     "@class": "class, classes, course, courses, lesson, lessons, workshop, workshops, teach, "
     "teaching",
@@ -305,6 +307,8 @@ _PT_CONCEPTS = {
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
     "bicho, bichos",
     "gluten": "sem gluten, celiaco, celiaca, celiacos",
+    "@day": "segunda, terca, quarta, quinta, sexta, sabado, sabados, domingo, domingos, "
+    "fim de semana, feriado, feriados",
     "@event": "evento, eventos, festa, festas, comemoracao, confraternizacao",
     "@class": "aula, aulas, curso, cursos, workshop, workshops",
     "@student": "estudante, estudantes, universitario, universitaria, universitarios",
@@ -349,6 +353,8 @@ _ES_CONCEPTS = {
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
     "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
     "gluten": "sin gluten, celiaco, celiaca, celiacos",
+    "@day": "lunes, martes, miercoles, jueves, viernes, sabado, sabados, domingo, domingos, "
+    "fin de semana, feriado, feriados, festivo, festivos",
     "@event": "evento, eventos, fiesta, fiestas, celebracion, celebraciones",
     "@class": "clase, clases, curso, cursos, leccion, lecciones",
     "@student": "estudiante, estudiantes, universitario, universitaria, universitarios",
