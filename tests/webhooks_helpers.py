@@ -7,6 +7,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from peewee import SQL
+
 
 @dataclass
 class Reply:
@@ -136,9 +138,9 @@ def raise_event(workspace_id, name="contact.created", data=None, now=None):
 def deliveries_of(webhook_id):
     from agent_platform.models.webhooks import Delivery
 
-    return list(
-        Delivery.select().where(Delivery.webhook == webhook_id).order_by(Delivery.created_at)
-    )
+    # Deliveries queued in one instant come in the order they were queued.
+    in_order = (Delivery.created_at, SQL("rowid"))
+    return list(Delivery.select().where(Delivery.webhook == webhook_id).order_by(*in_order))
 
 
 class SmtpSink:

@@ -13,14 +13,15 @@ __version__ = "0.1.0"
 def create_app(config=None, config_path=None):
     """Build the WSGI app. `config` (a dict) overrides every other source."""
     from .api import init_api, openapi_settings
+    from .api.json import ApiJSONProvider
     from .api.ratelimit import SlidingWindowLimiter
 
     app = Flask(__name__)
+    app.json = ApiJSONProvider(app)
     app.config.update(load_config(config_path, overrides=config))
     app.config.update(openapi_settings(__version__))
     # Werkzeug enforces this while the body is read (chunked bodies included).
     app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
-    app.json.sort_keys = False
     logging.basicConfig(level=app.config["LOG_LEVEL"])
     init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
     app.extensions["rate_limiter"] = SlidingWindowLimiter(

@@ -10,7 +10,8 @@ import marshmallow as ma
 from marshmallow import fields, post_load, validate, validates_schema
 
 from ..models.pagination import PageRequest
-from .schemas.common import BareSchema
+from .schemas.common import Bare, BareSchema
+from .schemas.rendered import RenderedSchema
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
@@ -104,9 +105,26 @@ class PageBodySchema(BareSchema):
         return super().get_attribute(obj, attr, default)
 
 
+class RenderedPageBodySchema(PageBodySchema):
+    """A page of objects that render themselves (RenderedSchema): the body is
+    built directly, without marshmallow walking a field per item."""
+
+    ITEM_SCHEMA = RenderedSchema
+
+    def dump(self, page, *, many=None):
+        render = self.ITEM_SCHEMA.render
+        return Bare(
+            data=[render(item) for item in page.items],
+            pagination=_numbers(page, "limit"),
+            meta=_numbers(page, "per_page"),
+        )
+
+
 @cache
 def paginated(item_schema):
     """The list body for `item_schema` (a class): data, pagination and meta."""
     name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
     data = fields.List(fields.Nested(item_schema), attribute="items")
+    if issubclass(item_schema, RenderedSchema):
+        return type(name, (RenderedPageBodySchema,), {"data": data, "ITEM_SCHEMA": item_schema})
     return type(name, (PageBodySchema,), {"data": data})

@@ -26,7 +26,7 @@ class Contact(TimestampedModel, WorkspaceScoped):
         indexes = (
             (("workspace", "phone"), True),
             (("workspace", "email"), True),
-            (("workspace", "created_at"), False),
+            (("workspace", "created_at", "id"), False),
         )
 
     @classmethod

@@ -17,7 +17,7 @@ class CustomField(TimestampedModel, WorkspaceScoped):
 
     class Meta:
         # Serves the default listing (newest first) without sorting.
-        indexes = ((("workspace", "is_archived", "created_at"), False),)
+        indexes = ((("workspace", "is_archived", "created_at", "id"), False),)
 
     @property
     def company_id(self):

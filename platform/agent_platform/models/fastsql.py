@@ -9,6 +9,8 @@ as model instances, so callers see no difference.
 
 from functools import cache
 
+from peewee import CharField, ForeignKeyField, IntegerField, TextField
+
 from ..db import database
 
 
@@ -16,34 +18,52 @@ def fetch_one(model, sql, *params):
     """The first row of `sql` (selecting the model's columns) as a `model`, or None."""
     cursor = database.execute_sql(sql, params)
     row = cursor.fetchone()
-    return None if row is None else _instance(model, _fields(model, cursor.description), row)
+    return None if row is None else _instance(model, _layout_of(model, cursor), row)
 
 
 def fetch_all(model, sql, *params):
     """Every row of `sql` as `model` instances."""
     cursor = database.execute_sql(sql, params)
-    fields = _fields(model, cursor.description)
-    return [_instance(model, fields, row) for row in cursor.fetchall()]
+    layout = _layout_of(model, cursor)
+    return [_instance(model, layout, row) for row in cursor.fetchall()]
+
+
+def _layout_of(model, cursor):
+    return _layout(model, tuple(column[0] for column in cursor.description))
 
 
 @cache
-def _columns(model):
-    return {field.column_name: field for field in model._meta.sorted_fields}
+def _layout(model, columns):
+    """The field names of the selected columns, and (name, reader) of those
+    whose stored value needs converting."""
+    fields = {field.column_name: field for field in model._meta.sorted_fields}
+    selected = [fields[column] for column in columns]
+    readers = tuple((field.name, _reader(field)) for field in selected if _reader(field))
+    return tuple(field.name for field in selected), readers
 
 
-def _fields(model, description):
-    columns = _columns(model)
-    return [columns[column[0]] for column in description]
+# SQLite already hands these back as the Python type the field holds.
+_AS_STORED = (CharField, TextField, IntegerField)
 
 
-def _instance(model, fields, row):
+def _reader(field):
+    """The field's conversion of a stored value, or None when there is none to make."""
+    if isinstance(field, ForeignKeyField):
+        field = field.rel_field
+    return None if type(field) in _AS_STORED else field.python_value
+
+
+def _instance(model, layout, row):
     # What peewee's Model.__init__ leaves behind for a loaded row, without
     # its per-field descriptor calls (they dominate the cost of a page).
+    names, readers = layout
+    data = dict(zip(names, row, strict=True))
+    for name, read in readers:
+        value = data[name]
+        if value is not None:
+            data[name] = read(value)
     instance = model.__new__(model)
-    instance.__data__ = {
-        field.name: None if value is None else field.python_value(value)
-        for field, value in zip(fields, row, strict=True)
-    }
+    instance.__data__ = data
     instance._dirty = set()
     instance.__rel__ = {}
     return instance

@@ -46,7 +46,7 @@ class Intention(_AgentRule):
     target_agent = ForeignKeyField(Agent, null=True, backref="+", on_delete="SET NULL", index=False)
 
     class Meta:
-        indexes = ((("agent", "created_at"), False),)
+        indexes = ((("agent", "created_at", "id"), False),)
 
     def as_dict(self):
         return {
@@ -82,7 +82,7 @@ class TransferRule(_AgentRule):
 
     class Meta:
         table_name = "transfer_rule"
-        indexes = ((("agent", "created_at"), False), (("intention",), False))
+        indexes = ((("agent", "created_at", "id"), False), (("intention",), False))
 
     def as_dict(self):
         return {
@@ -111,7 +111,7 @@ class IdleAction(_AgentRule):
 
     class Meta:
         table_name = "idle_action"
-        indexes = ((("agent", "created_at"), False),)
+        indexes = ((("agent", "created_at", "id"), False),)
 
     def as_dict(self):
         return {

@@ -40,7 +40,7 @@ class Training(TimestampedModel, WorkspaceScoped):
     search_rowid = IntegerField(unique=True)
 
     class Meta:
-        indexes = ((("agent", "created_at"), False),)
+        indexes = ((("agent", "created_at", "id"), False),)
 
     @classmethod
     def next_search_rowid(cls):

@@ -108,7 +108,7 @@ class Delivery(TimestampedModel):
     class Meta:
         indexes = (
             (("status", "next_attempt_at"), False),
-            (("webhook", "created_at"), False),
+            (("webhook", "created_at", "id"), False),
             (("lease_until",), False),
             (("created_at",), False),
         )

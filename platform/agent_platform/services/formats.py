@@ -130,5 +130,10 @@ def jsonable(value):
     if isinstance(value, list | tuple):
         return [jsonable(item) for item in value]
     if isinstance(value, datetime):
-        return value.isoformat(timespec="microseconds") + "Z"
+        return utc_timestamp(value)
     return value
+
+
+def utc_timestamp(value):
+    """A stored (naive UTC) time in the API's form: ISO 8601 with microseconds and Z."""
+    return value.isoformat(timespec="microseconds") + "Z"
