@@ -38,7 +38,7 @@ import tempfile
 import time
 
 import requests
-from loadgen import BIN, ROOT, Service, _latency, free_port, wait_until_up
+from loadgen import BIN, ROOT, Service, _children, _latency, free_port, wait_until_up
 
 APP_SECRET = "bench-app-secret"
 PHONE_NUMBER_ID = "106540352242922"
@@ -155,13 +155,35 @@ def stored(database):
         return connection.execute("SELECT COUNT(*) FROM message").fetchone()[0]
 
 
-def load(url, script, prefix, seconds, pause=0):
-    """wrk with the signing script (loadgen.wrk passes no script arguments)."""
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process and its children (gunicorn's
+    master and worker): /proc/<pid>/stat utime and stime."""
+    total = 0
+    for candidate in [pid, *_children(pid)]:
+        try:
+            with open(f"/proc/{candidate}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / TICK
+
+
+def load(url, script, prefix, seconds, pause=0, pid=None):
+    """wrk with the signing script (loadgen.wrk passes no script arguments);
+    with `pid`, the server's CPU time per request too ("cpu_ms")."""
+    before = cpu_seconds(pid) if pid else None
     command = ["wrk", "-t", str(THREADS), "-c", str(CONNECTIONS), "-d", f"{seconds}s"]
     command += ["--latency", "-s", script, url, "--", prefix, str(pause)]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    used = cpu_seconds(pid) - before if pid else None
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    requests_done = int(re.search(r"(\d+) requests in", output).group(1))
     return {
+        "cpu_ms": used * 1000 / requests_done if pid and requests_done else None,
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
         "p50_ms": _latency(output, "50%"),
         "p99_ms": _latency(output, "99%"),
@@ -212,17 +234,21 @@ def main():
         )
         rows = []
         for n in range(args.rounds):
-            base = load(f"http://127.0.0.1:{bare_port}/", script, files[n], args.seconds)
+            base = load(
+                f"http://127.0.0.1:{bare_port}/", script, files[n], args.seconds, 0, bare.pid
+            )
             before = stored(service.database)
-            result = load(url, script, files[n], args.seconds)
+            result = load(url, script, files[n], args.seconds, 0, service.process.pid)
             new = stored(service.database) - before
             sent = result["rps"] * args.seconds
             rows.append((base, result, new / args.seconds))
             note = "  (bodies reused: raise --bodies)" if sent > args.bodies else ""
             print(
-                f"round {n + 1}: bare {base['rps']:7.0f} req/s p99 {base['p99_ms']:6.2f} ms | "
+                f"round {n + 1}: bare {base['rps']:7.0f} req/s p99 {base['p99_ms']:6.2f} ms "
+                f"CPU {base['cpu_ms']:.2f} ms/req | "
                 f"service {result['rps']:7.0f} req/s p99 {result['p99_ms']:6.2f} ms "
-                f"non-2xx {result['errors']} | stored {new / args.seconds:7.0f} msg/s | "
+                f"CPU {result['cpu_ms']:.2f} ms/req non-2xx {result['errors']} | "
+                f"stored {new / args.seconds:7.0f} msg/s | "
                 f"{result['rps'] / base['rps']:6.1%} of bare{note}"
             )
         paced = load(url, script, files[-1], args.seconds, pause=40)
@@ -232,12 +258,15 @@ def main():
         print()
         print(
             f"bare Flask (read body, 200)   {bare_rps:7.0f} req/s  p99 "
-            f"{med(r[0]['p99_ms'] for r in rows):6.2f} ms (median of {args.rounds})"
+            f"{med(r[0]['p99_ms'] for r in rows):6.2f} ms  p50 "
+            f"{med(r[0]['p50_ms'] for r in rows):6.2f} ms  CPU "
+            f"{med(r[0]['cpu_ms'] for r in rows):.2f} ms/req (median of {args.rounds})"
         )
         print(
             f"POST /inbound/whatsapp/{{id}}  {service_rps:7.0f} req/s  p99 "
             f"{med(r[1]['p99_ms'] for r in rows):6.2f} ms  p50 "
-            f"{med(r[1]['p50_ms'] for r in rows):6.2f} ms"
+            f"{med(r[1]['p50_ms'] for r in rows):6.2f} ms  CPU "
+            f"{med(r[1]['cpu_ms'] for r in rows):.2f} ms/req"
         )
         print(f"messages stored               {med(r[2] for r in rows):7.0f} msg/s")
         ratio = service_rps / bare_rps
