@@ -1,6 +1,9 @@
 """Base model: UUID string ids, UTC timestamps, JSON columns, workspace scoping."""
 
 import json
+import os
+import threading
+import time
 import uuid
 from datetime import UTC, datetime
 
@@ -14,8 +17,36 @@ def utcnow():
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+_id_lock = threading.Lock()
+_id_clock = [0, 0]  # the last id's millisecond and counter
+
+
 def new_id():
-    return str(uuid.uuid4())
+    """A new time-ordered id: a UUIDv7 (RFC 9562) in the usual 36-character form.
+
+    48 bits of Unix time in milliseconds, the version nibble 7, a 12-bit
+    counter (rand_a: random below 2048 in each new millisecond, then +1 for
+    each further id in it, so the ids of this process always increase, even
+    if the clock steps back), the variant, and 62 random bits. Rows made one
+    after another thus go to the right edge of every index keyed by id
+    instead of a random page each (as UUID4s did): fewer pages written per
+    insert. Ids stay opaque: nothing may read the time out of them.
+    """
+    bits = int.from_bytes(os.urandom(10))  # 62 random bits, 11 for a new counter
+    with _id_lock:
+        millisecond, counter = _id_clock
+        now = time.time_ns() // 1_000_000
+        if now > millisecond:
+            millisecond, counter = now, bits >> 69
+        elif counter < 0xFFF:
+            counter += 1
+        else:  # 4096 ids in one millisecond: borrow the next one
+            millisecond, counter = millisecond + 1, 0
+        _id_clock[:] = millisecond, counter
+    random = bits & 0x3FFF_FFFF_FFFF_FFFF
+    value = millisecond << 80 | (0x7000 | counter) << 64 | 0b10 << 62 | random
+    text = f"{value:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def canonical_uuid(value):
