@@ -1,5 +1,7 @@
 """Every API key scope, with what it grants (both listings of the spec)."""
 
+from functools import cache
+
 SCOPES = {
     "agents:read": "Read agents, settings, webhooks, credits, history",
     "agents:write": "Create, update, activate/deactivate agents",
@@ -38,12 +40,19 @@ SCOPES = {
 
 
 def permissions(scopes):
-    """Map each resource to the actions the scopes allow: {"agents": ["read"]}."""
+    """Map each resource to the actions the scopes allow: {"agents": ("read",)}.
+    The map is shared between callers: read it, don't change it."""
+    return _permissions(tuple(sorted(scopes)))
+
+
+@cache
+def _permissions(scopes):
+    # Keys carry a handful of scope sets; the map is answered on every GET /v1/me.
     allowed = {}
-    for scope in sorted(scopes):
+    for scope in scopes:
         resource, action = scope.split(":")
         allowed.setdefault(resource, []).append(action)
-    return allowed
+    return {resource: tuple(actions) for resource, actions in allowed.items()}
 
 
 def unknown_scopes(scopes):

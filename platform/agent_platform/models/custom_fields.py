@@ -3,6 +3,7 @@
 from peewee import BooleanField, CharField, ForeignKeyField, IntegerField
 
 from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .fastsql import Listing
 from .tenancy import Workspace
 
 
@@ -40,16 +41,14 @@ class CustomField(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def listed(cls, workspace_id, include_archived):
-        query = cls.in_workspace(workspace_id)
-        if not include_archived:
-            query = query.where(cls.is_archived == False)  # noqa: E712
-        return query
+        return Listing(cls, workspace=workspace_id, is_archived=None if include_archived else False)
 
     @classmethod
     def active_named(cls, workspace_id, name, excluding_id=None):
         """The non-archived field called `name` (case-insensitive), if any."""
-        query = cls.listed(workspace_id, include_archived=False).where(
-            cls.name.collate("NOCASE") == name
+        query = cls.in_workspace(workspace_id).where(
+            cls.is_archived == False,  # noqa: E712
+            cls.name.collate("NOCASE") == name,
         )
         if excluding_id:
             query = query.where(cls.id != excluding_id)

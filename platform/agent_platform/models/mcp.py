@@ -5,6 +5,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Text
 
 from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
+from .fastsql import Listing
 from .tenancy import Workspace
 
 TRANSPORTS = ("streamable-http",)
@@ -28,10 +29,7 @@ class McpServer(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def listed(cls, workspace_id, is_active=None):
-        query = cls.in_workspace(workspace_id)
-        if is_active is not None:
-            query = query.where(cls.is_active == is_active)
-        return query
+        return Listing(cls, workspace=workspace_id, is_active=is_active)
 
     @property
     def header_names(self):

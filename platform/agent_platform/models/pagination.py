@@ -28,15 +28,18 @@ class Page:
 
 
 def paginate(query, model, paging):
-    """The requested page of `query` (selecting `model`'s columns); ties on the
-    sort column break by id.
+    """The requested page of `query` (a peewee query selecting `model`'s
+    columns, or a fastsql.Listing); ties on the sort column break by id.
 
     The statement is built by peewee once and then counted and paged by
     SQLite, which flattens the subqueries (the indexes still serve the
     order): building a peewee query costs more than running it, and most of
     that is spelling out the columns, hence `table.*`.
     """
-    sql, params = query.select(Star(model)).order_by().sql()
+    if isinstance(query, fastsql.Listing):
+        sql, params = query.sql()
+    else:
+        sql, params = query.select(Star(model)).order_by().sql()
     total = fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params)
     if total <= (paging.page - 1) * paging.limit:
         return Page([], paging, total)

@@ -63,12 +63,7 @@ class Webhook(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def listed(cls, workspace_id, status=None, is_active=None):
-        query = cls.in_workspace(workspace_id)
-        if status is not None:
-            query = query.where(cls.status == status)
-        if is_active is not None:
-            query = query.where(cls.is_active == is_active)
-        return query
+        return fastsql.Listing(cls, workspace=workspace_id, status=status, is_active=is_active)
 
     @classmethod
     def with_url(cls, workspace_id, url, excluding_id=None):
