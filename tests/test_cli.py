@@ -126,7 +126,8 @@ def server(tmp_path):
         try:
             requests.get(base + "/v1/health", timeout=1)
             break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # Refused before gunicorn listens; held while its worker builds the app.
             time.sleep(0.1)
     yield base, lines, port
     process.send_signal(signal.SIGTERM)

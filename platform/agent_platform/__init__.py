@@ -1,20 +1,21 @@
 """Agent Platform: conversational AI agents behind one REST API."""
 
-import logging
-
-from flask import Flask
-
-from .config import load_config
-from .db import database, init_database
-
 __version__ = "0.1.0"
 
 
 def create_app(config=None, config_path=None):
     """Build the WSGI app. `config` (a dict) overrides every other source."""
+    # Imported here, not at the top, so that importing the package (as the
+    # gunicorn master does) costs nothing of Flask, peewee or the API.
+    import logging
+
+    from flask import Flask
+
     from .api import init_api, openapi_settings
     from .api.json import ApiJSONProvider
     from .api.ratelimit import SlidingWindowLimiter
+    from .config import load_config
+    from .db import database, init_database
 
     app = Flask(__name__)
     app.json = ApiJSONProvider(app)
@@ -27,12 +28,7 @@ def create_app(config=None, config_path=None):
     app.extensions["rate_limiter"] = SlidingWindowLimiter(
         app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
     )
-    app.teardown_request(_close_database)
+    # peewee opens the connection lazily, on a request's first query.
+    app.teardown_request(lambda exc: database.is_closed() or database.close())
     init_api(app)
     return app
-
-
-def _close_database(exc):
-    # peewee opens the connection lazily on the first query of a request.
-    if not database.is_closed():
-        database.close()

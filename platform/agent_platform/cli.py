@@ -80,14 +80,18 @@ def _server_overrides(host, port, dev):
 @with_app(overrides=_server_overrides)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
-    from .server import run_server
+    from .server import exec_server, run_dev_server
 
     raw_key = keys.ensure_first_admin_key()
     if raw_key:
         click.echo("Created the default workspace. Admin API key (shown only once):")
         click.echo(raw_key)
-    database.close_all()  # never carry a connection across the server's fork
-    run_server(app, dev=dev)
+    database.close_all()  # never carry a connection into the server
+    if dev:
+        run_dev_server(app)
+    else:
+        config_path = click.get_current_context().params["config_path"]
+        exec_server(config_path, _server_overrides(host, port, dev))
 
 
 @main.command()

@@ -1,13 +1,25 @@
-"""Run the app: gunicorn (one process, threads) plus the scheduler, or Flask's dev server."""
+"""Run the app: gunicorn (one process, threads) plus the scheduler, or Flask's dev server.
+
+`agent-platform serve` migrates and prints the first key with the whole app
+loaded, then replaces itself (exec) with `python -m agent_platform.server`:
+a gunicorn master that imports gunicorn and the configuration only, whose
+worker builds the app after the fork. The master does nothing but watch the
+worker, so it stays small (about 25 MB instead of a second copy of the app's
+60), which is most of the service's memory saved.
+"""
+
+import os
+import sys
 
 from gunicorn.app.base import BaseApplication
 
-from .scheduler import build_scheduler
+from .config import CONFIG_FILE_ENV, load_config
+
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class _Gunicorn(BaseApplication):
-    def __init__(self, app, options):
-        self.application = app
+    def __init__(self, options):
         self.options = options
         super().__init__()
 
@@ -16,7 +28,10 @@ class _Gunicorn(BaseApplication):
             self.cfg.set(name, value)
 
     def load(self):
-        return self.application
+        # Runs in the worker, after the fork.
+        from . import create_app
+
+        return create_app()
 
 
 def gunicorn_options(config):
@@ -29,15 +44,44 @@ def gunicorn_options(config):
         "threads": config["SERVER_THREADS"],
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "timeout": 60,
+        # The scheduler's threads must start in the worker, after gunicorn forks.
+        "post_worker_init": _start_scheduler,
     }
 
 
-def run_server(app, dev=False):
-    if dev:
-        build_scheduler(app).start()
-        app.run(app.config["SERVER_HOST"], app.config["SERVER_PORT"], threaded=True)
-        return
-    options = gunicorn_options(app.config)
-    # The scheduler's threads must start in the worker, after gunicorn forks.
-    options["post_worker_init"] = lambda worker: build_scheduler(app).start()
-    _Gunicorn(app, options).run()
+def _start_scheduler(worker):
+    from .scheduler import build_scheduler
+
+    build_scheduler(worker.wsgi).start()
+
+
+def run_dev_server(app):
+    from .scheduler import build_scheduler
+
+    build_scheduler(app).start()
+    app.run(app.config["SERVER_HOST"], app.config["SERVER_PORT"], threaded=True)
+
+
+def exec_server(config_path, settings):
+    """Replace this process with the gunicorn master, configured as this one
+    was: the file by AGENT_PLATFORM_CONFIG, command-line settings by their
+    AGENT_PLATFORM_* variables (both read by load_config)."""
+    environ = dict(os.environ)
+    if config_path:
+        environ[CONFIG_FILE_ENV] = os.path.abspath(config_path)
+    for key, value in settings.items():
+        environ[f"AGENT_PLATFORM_{key}"] = str(value)
+    # `python app.py` runs from the source tree without the package installed.
+    search_path = [_PACKAGE_ROOT, environ.get("PYTHONPATH")]
+    environ["PYTHONPATH"] = os.pathsep.join(filter(None, search_path))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "agent_platform.server"], environ)
+
+
+def main():
+    _Gunicorn(gunicorn_options(load_config())).run()
+
+
+if __name__ == "__main__":
+    main()
