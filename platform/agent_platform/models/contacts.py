@@ -34,6 +34,17 @@ class Contact(TimestampedModel, WorkspaceScoped):
         return fetch_one(cls, 'SELECT * FROM "contact" WHERE "id" = ?', contact_id)
 
     @classmethod
+    def by_identity(cls, workspace_id, identity_type, external_id):
+        """The contact with this identity on a network (one indexed lookup)."""
+        sql = (
+            'SELECT "contact".* FROM "contact_identity" '
+            'JOIN "contact" ON "contact"."id" = "contact_identity"."contact_id" '
+            'WHERE "contact_identity"."workspace_id" = ? AND "contact_identity"."type" = ? '
+            'AND "contact_identity"."external_id" = ?'
+        )
+        return fetch_one(cls, sql, workspace_id, identity_type, external_id)
+
+    @classmethod
     def with_phone(cls, workspace_id, phone):
         sql = 'SELECT * FROM "contact" WHERE "workspace_id" = ? AND "phone" = ?'
         return fetch_one(cls, sql, workspace_id, phone)

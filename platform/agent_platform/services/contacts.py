@@ -281,9 +281,9 @@ def identify(channel, inbound):
     or a name learnt) or None, for the caller to raise the contact event.
     """
     workspace_id = channel.workspace_id
-    identity = ContactIdentity.find(workspace_id, channel.type, inbound.sender_id)
-    if identity is not None:
-        return _named(Contact.by_id(identity.contact_id), inbound.sender_name)
+    known = Contact.by_identity(workspace_id, channel.type, inbound.sender_id)
+    if known is not None:
+        return _named(known, inbound.sender_name)
     phone = _safe(formats.phone, inbound.sender_phone)
     email = _safe(formats.email, inbound.sender_email)
     contact = (phone and Contact.with_phone(workspace_id, phone)) or (

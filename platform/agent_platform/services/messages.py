@@ -13,7 +13,7 @@ from .. import scheduler
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
-from ..models import Channel, IdempotencyKey, Message, fastsql
+from ..models import Channel, IdempotencyKey, Message, rows
 from ..models.base import utcnow
 from . import conversations, formats
 from . import sending as _sending  # noqa: F401  (registers the send job with the API)
@@ -85,8 +85,10 @@ def post_message(
 
 
 def insert_message(**values):
-    """A new message, stored with created_at and updated_at as given."""
-    return fastsql.insert(Message(**values))
+    """A new message, stored with created_at and updated_at as given.
+
+    Built and inserted by models.rows (every received message comes here)."""
+    return rows.insert(rows.new(Message, values))
 
 
 def _fingerprint(conversation_id, values):
