@@ -46,8 +46,7 @@ def receive_inbound(channel, inbound, now=None):
     _check_inbound(inbound)
     now = now or utcnow()
     with _atomic():
-        channel = _still_active(channel)
-        existing_id = Message.id_by_external_id(channel.id, inbound.external_id)
+        channel, existing_id = _still_active(channel, inbound.external_id)
         if existing_id is not None:  # a redelivery: plain SQL, it must stay cheap
             return InboundResult(Message.by_external_id(channel.id, inbound.external_id), True)
         contact, change = contacts.identify(channel, inbound)
@@ -86,18 +85,24 @@ def _atomic():
     return transaction()
 
 
-def _still_active(channel):
+def _still_active(channel, external_id):
     """`channel` with its current agent, checked active inside the transaction
-    (CHANNEL_NOT_FOUND if it is not any more). Reads two columns: the caller
-    has just loaded the row, and a channel's workspace and type never change."""
+    (CHANNEL_NOT_FOUND if it is not any more), and the id of the message
+    stored with `external_id` on it, if any: one statement, reading two
+    columns (the caller has just loaded the channel's row, and a channel's
+    workspace and type never change)."""
     row = fastsql.execute(
-        'SELECT "agent_id" FROM "channel" WHERE "id" = ? AND "is_active" = 1', channel.id
+        'SELECT "agent_id", (SELECT "id" FROM "message" '
+        'WHERE "message"."channel_id" = "channel"."id" AND "external_id" = ?) '
+        'FROM "channel" WHERE "id" = ? AND "is_active" = 1',
+        external_id,
+        channel.id,
     ).fetchone()
     if row is None:
         raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
     if row[0] != channel.agent_id:
         channel = Channel.active_by_id(channel.id) or channel
-    return channel
+    return channel, row[1]
 
 
 def contacts_render(contact):
