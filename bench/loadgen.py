@@ -119,6 +119,18 @@ def resident_mb(pid):
     return rss / 1024, pss / 1024
 
 
+def cpu_seconds(pid):
+    """CPU time (user + system) used so far by a process and its children."""
+    total = 0
+    for candidate in [pid, *_children(pid)]:
+        try:
+            fields = Path(f"/proc/{candidate}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def _children(pid):
     try:
         text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
@@ -145,6 +157,7 @@ def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None):
         command += ["-s", str(script)]
     output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
     return {
+        "requests": int(re.search(r"(\d+) requests in", output).group(1)),
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
         "p50_ms": _latency(output, "50%"),
         "p99_ms": _latency(output, "99%"),

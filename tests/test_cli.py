@@ -119,20 +119,22 @@ def server(tmp_path):
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    lines = [process.stdout.readline() for _ in range(2)]
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            requests.get(base + "/v1/health", timeout=1)
-            break
-        except (requests.ConnectionError, requests.Timeout):
-            # Refused before gunicorn listens; held while its worker builds the app.
-            time.sleep(0.1)
-    yield base, lines, port
-    process.send_signal(signal.SIGTERM)
-    process.wait(timeout=20)
-    process.stdout.close()
+    try:
+        lines = [process.stdout.readline() for _ in range(2)]
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                requests.get(base + "/v1/health", timeout=1)
+                break
+            except (requests.ConnectionError, requests.Timeout):
+                # Refused before gunicorn listens; held while its worker builds the app.
+                time.sleep(0.1)
+        yield base, lines, port
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+        process.stdout.close()
 
 
 def test_serve_prints_the_first_admin_key_once_and_serves(server, tmp_path):
