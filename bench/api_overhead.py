@@ -15,12 +15,12 @@ counts the pages they share once).
 Latency is measured twice: saturated (every connection sends its next request
 as soon as the last is answered, so latency is mostly queueing: at 16
 connections p50 is about 16 / throughput), and paced, where each connection
-waits 40 ms between requests (at most 400 requests/s offered).
+waits 40 ms between requests (at most 400 requests/s offered; --pace-ms).
 
 Targets: GET /v1/me >= 60% of bare; GET /v1/custom-fields?limit=20 (1,000 fields)
 >= 40% of bare; p99 < 25 ms at 16 connections; memory < 100 MB.
 
-    .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--threads N]
+    .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--threads N] [--pace-ms 40]
 """
 
 import argparse
@@ -63,7 +63,7 @@ class Target:
         self.label, self.url, self.headers, self.pid = label, url, headers, pid
         self.runs = []
 
-    def measure(self, seconds, script=None):
+    def measure(self, seconds, script=None, pace_ms=40):
         peak = {"rss": 0.0, "pss": 0.0}
         done = threading.Event()
 
@@ -75,7 +75,9 @@ class Target:
         sampler = threading.Thread(target=sample)
         sampler.start()
         cpu_before = cpu_seconds(self.pid)
-        result = wrk(self.url, seconds=seconds, headers=self.headers, script=script)
+        result = wrk(
+            self.url, seconds=seconds, headers=self.headers, script=script, pace_ms=pace_ms
+        )
         result["cpu_ms"] = (cpu_seconds(self.pid) - cpu_before) / result["requests"] * 1000
         done.set()
         sampler.join()
@@ -101,6 +103,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, help="SERVER_THREADS of both (default: the default)")
+    parser.add_argument("--pace-ms", type=int, default=40, help="pause per connection, paced runs")
     args = parser.parse_args()
 
     from agent_platform.config import DEFAULTS
@@ -135,9 +138,11 @@ def main():
             print(f"round {number}")
             for target in targets:
                 target.measure(args.seconds)
-        print("\nPaced: each connection waits 40 ms between requests (<= 400 req/s offered)")
+        offered = 16 * 1000 / args.pace_ms
+        print(f"\nPaced: each connection waits {args.pace_ms} ms between requests ", end="")
+        print(f"(<= {offered:.0f} req/s offered)")
         for target in paced:
-            target.measure(args.seconds, PACED_SCRIPT)
+            target.measure(args.seconds, PACED_SCRIPT, args.pace_ms)
         report(targets, paced)
     finally:
         bare.terminate()

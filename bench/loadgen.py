@@ -142,11 +142,11 @@ def _children(pid):
 PACED_SCRIPT = Path(__file__).resolve().parent / "paced.lua"
 
 
-def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None):
+def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None, pace_ms=40):
     """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count.
 
-    script=PACED_SCRIPT makes each connection pause between requests, so the
-    latency is measured below saturation instead of being mostly queueing.
+    script=PACED_SCRIPT makes each connection pause `pace_ms` between requests,
+    so the latency is measured below saturation instead of being mostly queueing.
     """
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed for this benchmark: apt-get install wrk")
@@ -155,7 +155,10 @@ def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None):
         command += ["-H", f"{name}: {value}"]
     if script:
         command += ["-s", str(script)]
-    output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    environ = {**os.environ, "PACE_MS": str(pace_ms)}
+    output = subprocess.run(
+        command + [url], capture_output=True, text=True, check=True, env=environ
+    ).stdout
     return {
         "requests": int(re.search(r"(\d+) requests in", output).group(1)),
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
