@@ -176,7 +176,7 @@ def test_settings_have_safe_defaults_and_keep_what_is_not_given(caller):
         "handoff_on_fallback": True,
         "qa_threshold": 0.38,
         "qa_margin": 0.03,
-        "passage_threshold": 0.65,
+        "passage_threshold": 0.55,
     }
     response = caller.put(
         f"/v1/agents/{agent}/settings",

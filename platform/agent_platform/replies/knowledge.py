@@ -79,7 +79,7 @@ QA_MARGIN = 0.03
 # Not in the agent settings the API accepts; `decide`'s settings may set it.
 QA_RUNNER_UP_RATIO = 0.9
 QA_CLEAR_RATIO = 0.4
-PASSAGE_THRESHOLD = 0.65
+PASSAGE_THRESHOLD = 0.55
 # A message term found only in a Q&A's answer counts this much of a question hit.
 ANSWER_WEIGHT = 0.5
 # A message word under a concept ("boleto": @pay) that a training has as

@@ -39,7 +39,7 @@ DEFAULT_SETTINGS = {
     "handoff_on_fallback": True,
     "qa_threshold": 0.38,
     "qa_margin": 0.03,
-    "passage_threshold": 0.65,
+    "passage_threshold": 0.55,
 }
 # The handoff keywords a new agent gets, by its language (others: English).
 DEFAULT_HANDOFF = DEFAULT_SETTINGS["handoff_keywords"]
