@@ -25,10 +25,19 @@ def test_defaults_newest_first_twenty_per_page(caller, fields):
 def test_second_page_and_page_past_the_end(caller, fields):
     second = caller.get("/v1/custom-fields?page=2").get_json()
     assert [f["name"] for f in second["data"]] == fields[::-1][20:]
+    assert second["pagination"]["total"] == 25  # a partial last page: counted from the page
+    exactly_full = caller.get("/v1/custom-fields?page=5&limit=5").get_json()
+    assert len(exactly_full["data"]) == 5 and exactly_full["pagination"]["total"] == 25
     past = caller.get("/v1/custom-fields?page=9")
     assert past.status_code == 200
     assert past.get_json()["data"] == []
     assert past.get_json()["pagination"]["total"] == 25
+
+
+def test_an_empty_listing_has_no_pages(caller):
+    body = caller.get("/v1/custom-fields").get_json()
+    assert body["data"] == []
+    assert body["pagination"] == {"page": 1, "limit": 20, "total": 0, "total_pages": 0}
 
 
 def test_per_page_is_an_alias_of_limit(caller, fields):

@@ -40,13 +40,14 @@ def paginate(query, model, paging):
         sql, params = query.sql()
     else:
         sql, params = query.select(Star(model)).order_by().sql()
-    total = fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params)
-    if total <= (paging.page - 1) * paging.limit:
-        return Page([], paging, total)
     direction = "ASC" if paging.order == "asc" else "DESC"
     column = getattr(model, paging.sort).column_name
     page_sql = (
         f'SELECT * FROM ({sql}) ORDER BY "{column}" {direction}, "id" {direction} LIMIT ? OFFSET ?'
     )
     offset = (paging.page - 1) * paging.limit
-    return Page(fastsql.fetch_all(model, page_sql, *params, paging.limit, offset), paging, total)
+    items = fastsql.fetch_all(model, page_sql, *params, paging.limit, offset)
+    if 0 < len(items) < paging.limit or (not items and offset == 0):
+        # The last page (or no rows at all) tells the total without counting.
+        return Page(items, paging, offset + len(items))
+    return Page(items, paging, fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params))
