@@ -450,3 +450,40 @@ def test_a_file_is_only_for_documents(caller, agent):
     form = {"type": "document", "colour": "red", "file": (io.BytesIO(b"x"), "a.txt")}
     response = caller.post(f"/v1/agents/{agent}/trainings", data=form)
     assert_error(response, 400, "VALIDATION_ERROR", "colour")
+
+
+def test_search_hits_are_the_trainings_as_shown_plus_score(caller, agent, site):
+    """Hits are rendered by the service, not by TrainingSchema: each must be
+    exactly what GET /v1/trainings/{id} shows, plus its score, for every type."""
+    made = [
+        added(caller, agent, type="text", title="Kiwi", content="kiwi text"),
+        added(caller, agent, type="text", content="kiwi untitled"),
+        added(caller, agent, type="qa", question="Kiwi?", answer="Kiwi answer."),
+        added(caller, agent, type="url", url=f"{site}/notes.txt", title="Kiwi hours"),
+    ]
+    made.append(upload(caller, agent, "k.md", b"kiwi notes", title="Kiwi").get_json()["data"])
+    caller.patch(f"/v1/trainings/{made[0]['id']}", json={"content": "kiwi text, updated"})
+    hits = search(caller, agent, "kiwi", limit=50)
+    assert sorted(hit["id"] for hit in hits) == sorted(training["id"] for training in made)
+    for hit in hits:
+        shown = caller.get(f"/v1/trainings/{hit['id']}").get_json()["data"]
+        assert {**shown, "score": hit["score"]} == hit
+        assert isinstance(hit["score"], float) and hit["score"] > 0
+        assert hit["created_at"].endswith("Z") and "T" in hit["updated_at"]
+    qa_hit = next(hit for hit in hits if hit["type"] == "qa")
+    assert qa_hit["title"] is None and qa_hit["content"] is None and qa_hit["url"] is None
+    # The documented fields are exactly the rendered keys.
+    documented = caller.get("/openapi.json").get_json()["components"]["schemas"]
+    assert set(documented["TrainingHit"]["properties"]) == set(hits[0])
+
+
+def test_model_search_gives_trainings_with_their_rank(caller, agent):
+    best = added(caller, agent, type="text", title="Tea", content="green tea, black tea")
+    other = added(caller, agent, type="qa", question="Coffee or tea?", answer="Both.")
+    hits = Training.search(agent, "tea", 10)
+    assert [hit.id for hit in hits] == [best["id"], other["id"]]
+    assert hits[0].rank < hits[1].rank < 0
+    assert (hits[1].type, hits[1].question, hits[1].answer) == ("qa", "Coffee or tea?", "Both.")
+    assert hits[0].agent_id == agent and hits[0].content == "green tea, black tea"
+    assert hits[0].created_at.isoformat(timespec="microseconds") + "Z" == best["created_at"]
+    assert Training.search(agent, "!!", 10) == [] and Training.search_rows(agent, "", 10) == []

@@ -19,6 +19,43 @@ from .tenancy import Workspace
 
 TYPES = ("text", "qa", "url", "document")
 STATUSES = ("ready", "failed")
+# The fields each type shows in the API (the others of TYPE_FIELDS are null).
+TYPE_FIELDS = ("title", "content", "question", "answer", "url", "filename")
+SHOWN_FIELDS = {
+    "text": ("title", "content"),
+    "qa": ("question", "answer"),
+    "url": ("url", "title", "content"),
+    "document": ("filename", "title", "content"),
+}
+# The columns a search reads: what the API shows of a training (not
+# workspace_id nor search_rowid), in this order, then the FTS5 rank.
+SEARCH_COLUMNS = (
+    "id",
+    "agent_id",
+    "type",
+    "status",
+    "failure_reason",
+    "title",
+    "content",
+    "question",
+    "answer",
+    "url",
+    "filename",
+    "created_at",
+    "updated_at",
+)
+# FTS5 finds and ranks the matches (bm25 with the weights of the table's rank
+# setting, computed once per match, as the bare query does); the join keeps
+# this agent's rows. Written once as SQL text: building it with peewee and
+# loading rows through its raw-query machinery cost more than running it.
+_SEARCH_SQL = (
+    "SELECT "
+    + ", ".join(f"t.{column}" for column in SEARCH_COLUMNS)
+    + ", f.rank FROM training_fts AS f"
+    " JOIN training AS t ON t.search_rowid = f.rowid"
+    " WHERE training_fts MATCH ? AND t.agent_id = ?"
+    " ORDER BY f.rank LIMIT ?"
+)
 # Letters and digits as the FTS5 unicode61 tokenizer sees them; everything
 # else separates terms, so it can never reach FTS5 as query syntax.
 _TERM = re.compile(r"[^\W_]+")
@@ -72,24 +109,30 @@ class Training(TimestampedModel, WorkspaceScoped):
         return query
 
     @classmethod
-    def search(cls, agent_id, text, limit, match_all=True):
-        """The agent's ready trainings best matching `text`, best first, each
-        with `.rank` (FTS5 bm25: lower is better). Empty when no term."""
+    def search_rows(cls, agent_id, text, limit, match_all=True):
+        """The agent's ready trainings best matching `text`, best first, as
+        tuples of the SEARCH_COLUMNS as stored, then the rank (FTS5 bm25:
+        lower is better). Empty when `text` has no term. One statement."""
         expression = match_expression(text, match_all)
         if expression is None:
             return []
-        # FTS5 finds and ranks the matches; the join keeps this agent's rows.
-        return list(
-            cls.raw(
-                "SELECT t.*, f.rank AS rank FROM training_fts AS f"
-                " JOIN training AS t ON t.search_rowid = f.rowid"
-                " WHERE training_fts MATCH ? AND t.agent_id = ?"
-                " ORDER BY f.rank LIMIT ?",
-                expression,
-                str(agent_id),
-                limit,
-            )
-        )
+        return database.execute_sql(_SEARCH_SQL, (expression, str(agent_id), limit)).fetchall()
+
+    @classmethod
+    def search(cls, agent_id, text, limit, match_all=True):
+        """search_rows as Training instances, each with `.rank`."""
+        hits = []
+        for row in cls.search_rows(agent_id, text, limit, match_all):
+            values = dict(zip(_SEARCH_FIELD_NAMES, row, strict=False))
+            for name in ("created_at", "updated_at"):
+                values[name] = cls._meta.fields[name].python_value(values[name])
+            hit = cls(__no_default__=True, **values)
+            hit.rank = row[-1]
+            hits.append(hit)
+        return hits
+
+
+_SEARCH_FIELD_NAMES = tuple(Training._meta.columns[column].name for column in SEARCH_COLUMNS)
 
 
 def terms(text):

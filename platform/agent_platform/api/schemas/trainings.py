@@ -1,22 +1,18 @@
 import marshmallow as ma
 from marshmallow import fields, post_dump, validate
 
-from ...models.trainings import STATUSES, TYPES
+from ...models.trainings import SHOWN_FIELDS, STATUSES, TYPE_FIELDS, TYPES
 from ..pagination import ListQuery
 from .common import UtcDateTime
+from .rendered import RenderedSchema
 
 TYPE_DOC = (
     "text (title, content), qa (question, answer), url (url, optional title: the page is "
     "fetched), document (multipart upload of a .txt/.md/.html/.csv `file`, optional title)"
 )
-# Fields rendered for every type; the others are null unless the type has them.
-_TYPE_FIELDS = ("title", "content", "question", "answer", "url", "filename")
-_SHOWN = {
-    "text": ("title", "content"),
-    "qa": ("question", "answer"),
-    "url": ("url", "title", "content"),
-    "document": ("filename", "title", "content"),
-}
+# The fields of each type; the others of _TYPE_FIELDS are null.
+_TYPE_FIELDS = TYPE_FIELDS
+_SHOWN = SHOWN_FIELDS
 
 
 class TrainingSchema(ma.Schema):
@@ -45,8 +41,15 @@ class TrainingSchema(ma.Schema):
         return data
 
 
-class TrainingHitSchema(TrainingSchema):
+class TrainingHitSchema(RenderedSchema, TrainingSchema):
+    """A training as TrainingSchema shows it, plus its score. Search hits come
+    rendered (services.trainings.render_hit): dumping returns them as they are."""
+
     score = fields.Float(metadata={"description": "BM25 relevance; higher is better"})
+
+    @staticmethod
+    def render(hit):
+        return hit
 
 
 def _text(minimum, maximum):
