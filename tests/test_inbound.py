@@ -264,3 +264,21 @@ def test_receive_accepts_a_stale_channel_object(caller, channel):
         stale, InboundMessage(external_id="w", sender_id="5511900000000")
     )
     assert Conversation.get_by_id(result.message.conversation_id).agent_id is None
+
+
+def test_a_channel_row_loaded_earlier_is_checked_again_inside_the_transaction(caller):
+    # Adapters load the channel before calling (the WhatsApp intake checks the
+    # signature with it): its agent and its being active are read again.
+    channel = make_channel(caller)
+    loaded = Channel.get_by_id(channel["id"])
+    agent_id = make_agent(caller)
+    caller.post(f"/v1/channels/{channel['id']}/connect", json={"agent_id": agent_id})
+    message = InboundMessage(external_id="wamid.1", sender_id="5511933334444", text="Oi")
+    stored = inbound_service.receive_inbound(loaded, message).message
+    assert Conversation.get_by_id(stored.conversation_id).agent_id == agent_id
+    caller.delete(f"/v1/channels/{channel['id']}")
+    late = InboundMessage(external_id="wamid.2", sender_id="5511933334444", text="Oi")
+    with pytest.raises(NotFound) as error:
+        inbound_service.receive_inbound(loaded, late)
+    assert error.value.code == "CHANNEL_NOT_FOUND"
+    assert Message.select().count() == 1
