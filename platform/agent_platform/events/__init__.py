@@ -5,7 +5,7 @@ transaction: a delivery exists exactly when its event does.
 """
 
 from ..db import database
-from ..models import Event, rows
+from ..models import Event, fastsql
 from ..models.base import utcnow
 from .catalog import EVENTS
 from .delivery import queue_event
@@ -26,6 +26,6 @@ def emit(workspace_id, name, data, now=None):
     if not database.in_transaction():
         raise RuntimeError("emit() must run inside the transaction of its change")
     values = {"workspace": workspace_id, "name": name, "data": data, "created_at": now or utcnow()}
-    event = rows.insert(rows.new(Event, values))
+    event = fastsql.insert(fastsql.new(Event, values))
     queue_event(event)
     return event

@@ -7,11 +7,13 @@ written once as SQL text and executed with parameters; rows still come back
 as model instances, so callers see no difference.
 """
 
+from datetime import datetime
 from functools import cache
 
-from peewee import CharField, ForeignKeyField, IntegerField, TextField
+from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
 from ..db import database
+from .base import JSONField
 
 
 def fetch_one(model, sql, *params):
@@ -102,18 +104,65 @@ def execute(sql, *params):
 
 
 @cache
-def _insert_statement(model):
+def _insert_plan(model):
     fields = model._meta.sorted_fields
     columns = ", ".join(f'"{field.column_name}"' for field in fields)
     marks = ", ".join("?" for _ in fields)
-    return f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})', fields
+    sql = f'INSERT INTO "{model._meta.table_name}" ({columns}) VALUES ({marks})'
+    defaults = tuple((field.name, field.default) for field in fields)
+    writers = tuple((field.name, _writer(field)) for field in fields)
+    return sql, defaults, writers, frozenset(field.name for field in fields)
+
+
+# Fields whose Python value SQLite takes as it is (peewee's db_value returns
+# values of these types unchanged for them; other values still go through it).
+_PLAIN_FIELDS = (CharField, TextField, IntegerField, DateTimeField)
+_PLAIN_VALUES = (str, int, float, datetime)
+
+
+def _writer(field):
+    plain = field.rel_field if isinstance(field, ForeignKeyField) else field
+    if isinstance(plain, _PLAIN_FIELDS) and not isinstance(plain, JSONField):
+        return None
+    return field.db_value
+
+
+def new(model, values):
+    """An instance of `model` with `values` (by field name) and the fields'
+    defaults for the rest, as `model(**values)` makes it, without its
+    per-field descriptor calls; nothing is stored."""
+    _, defaults, _, names = _insert_plan(model)
+    unknown = values.keys() - names
+    if unknown:
+        raise TypeError(f"{model.__name__} has no field {', '.join(sorted(unknown))}")
+    data = {}
+    for name, default in defaults:
+        if name in values:
+            data[name] = values[name]
+        elif callable(default):
+            data[name] = default()
+        else:
+            data[name] = default
+    instance = model.__new__(model)
+    instance.__data__ = data
+    instance._dirty = set()
+    instance.__rel__ = {}
+    return instance
 
 
 def insert(instance):
     """INSERT `instance` (built with all its values) as it is: no save() hooks,
-    so created_at and updated_at stay what the caller set."""
-    sql, fields = _insert_statement(type(instance))
+    so created_at and updated_at stay what the caller set. One cached
+    statement; only the values whose stored form differs are converted."""
+    sql, _, writers, _ = _insert_plan(type(instance))
+    fields = type(instance)._meta.fields
     data = instance.__data__
-    database.execute_sql(sql, [field.db_value(data.get(field.name)) for field in fields])
+    params = []
+    for name, write in writers:
+        value = data.get(name)
+        if value is not None and (write is not None or type(value) not in _PLAIN_VALUES):
+            value = (write or fields[name].db_value)(value)
+        params.append(value)
+    database.execute_sql(sql, params)
     instance._dirty.clear()
     return instance

@@ -13,7 +13,7 @@ from .. import scheduler
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
-from ..models import Channel, IdempotencyKey, Message, rows
+from ..models import Channel, IdempotencyKey, Message, fastsql
 from ..models.base import utcnow
 from . import conversations, formats
 from . import sending as _sending  # noqa: F401  (registers the send job with the API)
@@ -87,8 +87,8 @@ def post_message(
 def insert_message(**values):
     """A new message, stored with created_at and updated_at as given.
 
-    Built and inserted by models.rows (every received message comes here)."""
-    return rows.insert(rows.new(Message, values))
+    Built and inserted by models.fastsql (every received message comes here)."""
+    return fastsql.insert(fastsql.new(Message, values))
 
 
 def _fingerprint(conversation_id, values):

@@ -1,4 +1,4 @@
-"""models.rows: a message or event built and inserted without peewee's
+"""models.fastsql: a message or event built and inserted without peewee's
 constructor reads back exactly as one made with it."""
 
 from datetime import datetime
@@ -6,8 +6,8 @@ from datetime import datetime
 import pytest
 
 from agent_platform.db import transaction
-from agent_platform.models import Message, rows
-from agent_platform.models.fastsql import fetch_one
+from agent_platform.models import Message
+from agent_platform.models.fastsql import fetch_one, insert, new
 from conversations_helpers import inbound, make_channel
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, 678901)
@@ -25,17 +25,17 @@ def test_new_holds_the_values_and_the_defaults_peewee_would(caller):
         "created_at": MOMENT,
         "updated_at": MOMENT,
     }
-    ours, peewees = rows.new(Message, values), Message(**values)
+    ours, peewees = new(Message, values), Message(**values)
     for name in Message._meta.fields:
         if name != "id":
             assert getattr(ours, name) == getattr(peewees, name), name
     assert ours.id != peewees.id and len(ours.id) == 36
     with transaction():
-        rows.insert(ours)
+        insert(ours)
     stored = fetch_one(Message, 'SELECT * FROM "message" WHERE "id" = ?', ours.id)
     assert stored.as_dict() == ours.as_dict()
 
 
 def test_an_unknown_field_is_refused():
     with pytest.raises(TypeError, match="no field"):
-        rows.new(Message, {"colour": "blue"})
+        new(Message, {"colour": "blue"})
