@@ -86,7 +86,7 @@ class Service:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def bare_flask(route_file, port, threads=8):
+def bare_flask(route_file, port, threads):
     """A bare Flask app under the same gunicorn settings as the service."""
     process = subprocess.Popen(
         [

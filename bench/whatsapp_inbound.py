@@ -38,7 +38,7 @@ import tempfile
 import time
 
 import requests
-from loadgen import BIN, ROOT, Service, _children, _latency, free_port, wait_until_up
+from loadgen import BIN, ROOT, Service, _latency, cpu_seconds, free_port, wait_until_up
 
 APP_SECRET = "bench-app-secret"
 PHONE_NUMBER_ID = "106540352242922"
@@ -105,11 +105,11 @@ def write_bodies(prefix, round_name, count, first=0):
     return prefix
 
 
-def bare_server(port):
+def bare_server(port, threads):
     process = subprocess.Popen(
         [
             str(BIN / "gunicorn"),
-            "--workers", "1", "--worker-class", "gthread", "--threads", "8",
+            "--workers", "1", "--worker-class", "gthread", "--threads", str(threads),
             "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "bare_inbound_app:app",
         ],
         cwd=ROOT / "bench",
@@ -155,23 +155,6 @@ def stored(database):
         return connection.execute("SELECT COUNT(*) FROM message").fetchone()[0]
 
 
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of a process and its children (gunicorn's
-    master and worker): /proc/<pid>/stat utime and stime."""
-    total = 0
-    for candidate in [pid, *_children(pid)]:
-        try:
-            with open(f"/proc/{candidate}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-    return total / TICK
-
-
 def load(url, script, prefix, seconds, pause=0, pid=None):
     """wrk with the signing script (loadgen.wrk passes no script arguments);
     with `pid`, the server's CPU time per request too ("cpu_ms")."""
@@ -196,7 +179,12 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--bodies", type=int, default=40000, help="signed bodies per round")
+    parser.add_argument("--threads", type=int, help="SERVER_THREADS of both (default: the default)")
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "platform"))
+    from agent_platform.config import DEFAULTS
+
+    threads = args.threads or DEFAULTS["SERVER_THREADS"]
 
     work = tempfile.mkdtemp(prefix="whatsapp-bench-")
     script = os.path.join(work, "signed.lua")
@@ -206,10 +194,11 @@ def main():
         {
             "AGENT_PLATFORM_INBOUND_MAX_REQUESTS_PER_MINUTE": "1000000000",
             "AGENT_PLATFORM_MEDIA_DIR": os.path.join(work, "media"),
+            "AGENT_PLATFORM_SERVER_THREADS": str(threads),
         }
     ).start()
     bare_port = free_port()
-    bare = bare_server(bare_port)
+    bare = bare_server(bare_port, threads)
     try:
         channel_id = create_channel(service)
         url = f"{service.base}/inbound/whatsapp/{channel_id}"
@@ -222,7 +211,8 @@ def main():
         print(
             f"{args.bodies} signed bodies per round written in "
             f"{time.perf_counter() - started:.1f} s; wrk -t{THREADS} -c{CONNECTIONS}, "
-            f"{args.seconds} s per run, loopback, {os.cpu_count()} CPUs shared by all\n"
+            f"{args.seconds} s per run, loopback, {threads} server threads, "
+            f"{os.cpu_count()} CPUs shared by all\n"
         )
         # Warm-up: one message per customer, each making a contact, a
         # conversation and three events (one connection, from Python).

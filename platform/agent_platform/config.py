@@ -18,7 +18,7 @@ CONFIG_FILE_ENV = ENV_PREFIX + "CONFIG"
 DEFAULTS = {
     "SERVER_HOST": "127.0.0.1",
     "SERVER_PORT": 8080,
-    "SERVER_THREADS": 8,
+    "SERVER_THREADS": 4,
     "SERVER_PUBLIC_URL": "http://127.0.0.1:8080",
     "SERVER_ACCESS_LOG": False,
     "DATABASE_PATH": "data/agent_platform.db",
