@@ -45,14 +45,20 @@ def gunicorn_options(config):
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "timeout": 60,
         # The scheduler's threads must start in the worker, after gunicorn forks.
-        "post_worker_init": _start_scheduler,
+        "post_worker_init": _start_worker,
     }
 
 
-def _start_scheduler(worker):
+def _start_worker(worker):
+    import gc
+
     from .scheduler import build_scheduler
 
     build_scheduler(worker.wsgi).start()
+    # The app's own objects (modules, routes, schemas, the OpenAPI document)
+    # live as long as the worker: moved out of the collector's reach, a full
+    # collection no longer walks them in the middle of a request.
+    gc.freeze()
 
 
 def run_dev_server(app):
