@@ -1,3 +1,4 @@
+import contextlib
 import http.client
 import json
 import os
@@ -102,17 +103,12 @@ def free_port():
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def server(tmp_path):
-    """`agent-platform serve` for real (gunicorn), on a free loopback port."""
-    port = free_port()
-    environ = {
-        **os.environ,
-        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "serve.db"),
-        "AGENT_PLATFORM_LIMITS_MAX_BODY_BYTES": "2000",
-    }
+@contextlib.contextmanager
+def serving(arguments, environ, port):
+    """`python app.py <arguments>` (= `agent-platform serve`) for real, until
+    it answers on `port`; yields the base URL and its first two output lines."""
     process = subprocess.Popen(
-        [sys.executable, "app.py", "--port", str(port)],
+        [sys.executable, "app.py", *arguments],
         cwd=ROOT,
         env=environ,
         stdout=subprocess.PIPE,
@@ -130,11 +126,44 @@ def server(tmp_path):
             except (requests.ConnectionError, requests.Timeout):
                 # Refused before gunicorn listens; held while its worker builds the app.
                 time.sleep(0.1)
-        yield base, lines, port
+        yield base, lines
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=20)
         process.stdout.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    """`agent-platform serve` (gunicorn) on a free loopback port."""
+    port = free_port()
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "serve.db"),
+        "AGENT_PLATFORM_LIMITS_MAX_BODY_BYTES": "2000",
+    }
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        yield base, lines, port
+
+
+def test_serve_takes_its_configuration_file_into_the_server(tmp_path):
+    # The gunicorn master (port) and the worker's app (body limit, database)
+    # both read the file `serve` was given.
+    port, database = free_port(), tmp_path / "from-file.db"
+    config = tmp_path / "agent.toml"
+    config.write_text(
+        f'[server]\nport = {port}\n\n[database]\npath = "{database}"\n\n'
+        "[limits]\nmax_body_bytes = 1000\n"
+    )
+    with serving(["--config", str(config)], dict(os.environ), port) as (base, lines):
+        headers = {"x-api-key": lines[1].strip(), "Content-Type": "application/json"}
+        assert requests.get(base + "/v1/me", headers=headers, timeout=5).status_code == 200
+        too_large = requests.post(
+            base + "/v1/custom-fields", data=b"x" * 1500, headers=headers, timeout=5
+        )
+        assert too_large.status_code == 413
+        assert "1000 bytes" in too_large.json()["error"]["message"]
+    assert database.exists()
 
 
 def test_serve_prints_the_first_admin_key_once_and_serves(server, tmp_path):
