@@ -453,8 +453,8 @@ def test_a_file_is_only_for_documents(caller, agent):
 
 
 def test_search_hits_are_the_trainings_as_shown_plus_score(caller, agent, site):
-    """Hits are rendered by the service, not by TrainingSchema: each must be
-    exactly what GET /v1/trainings/{id} shows, plus its score, for every type."""
+    """Each hit is exactly what GET /v1/trainings/{id} shows, plus its score,
+    for every type."""
     made = [
         added(caller, agent, type="text", title="Kiwi", content="kiwi text"),
         added(caller, agent, type="text", content="kiwi untitled"),

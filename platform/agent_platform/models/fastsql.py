@@ -30,6 +30,13 @@ def fetch_all(model, sql, *params):
     return [_instance(model, layout, row) for row in cursor.fetchall()]
 
 
+def from_rows(model, columns, rows):
+    """`model` instances from rows whose first values are the model's
+    `columns`, in that order (values after them are left out)."""
+    layout, count = _layout(model, tuple(columns)), len(columns)
+    return [_instance(model, layout, row[:count]) for row in rows]
+
+
 def _layout_of(model, cursor):
     return _layout(model, tuple(column[0] for column in cursor.description))
 

@@ -13,6 +13,7 @@ import re
 from peewee import CharField, ForeignKeyField, IntegerField, TextField, fn
 
 from ..db import database
+from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
 from .tenancy import Workspace
@@ -121,18 +122,27 @@ class Training(TimestampedModel, WorkspaceScoped):
     @classmethod
     def search(cls, agent_id, text, limit, match_all=True):
         """search_rows as Training instances, each with `.rank`."""
-        hits = []
-        for row in cls.search_rows(agent_id, text, limit, match_all):
-            values = dict(zip(_SEARCH_FIELD_NAMES, row, strict=False))
-            for name in ("created_at", "updated_at"):
-                values[name] = cls._meta.fields[name].python_value(values[name])
-            hit = cls(__no_default__=True, **values)
+        rows = cls.search_rows(agent_id, text, limit, match_all)
+        hits = fastsql.from_rows(cls, SEARCH_COLUMNS, rows)
+        for hit, row in zip(hits, rows, strict=True):
             hit.rank = row[-1]
-            hits.append(hit)
         return hits
 
-
-_SEARCH_FIELD_NAMES = tuple(Training._meta.columns[column].name for column in SEARCH_COLUMNS)
+    def as_dict(self):
+        """The API's form of a training: the fields its type has no use for are null."""
+        shown = SHOWN_FIELDS.get(self.type, ())
+        data = {
+            "id": self.id,
+            "agent_id": self.agent_id,
+            "type": self.type,
+            "status": self.status,
+            "failure_reason": self.failure_reason,
+        }
+        for name in TYPE_FIELDS:
+            data[name] = getattr(self, name) if name in shown else None
+        data["created_at"] = self.created_at
+        data["updated_at"] = self.updated_at
+        return data
 
 
 def terms(text):

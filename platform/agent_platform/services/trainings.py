@@ -5,7 +5,6 @@ The search index follows the table by itself (triggers, see models/trainings.py)
 so nothing here has to remember to update it.
 """
 
-from datetime import datetime
 from pathlib import PurePosixPath
 
 import requests
@@ -16,9 +15,7 @@ from ..db import transaction
 from ..errors import NotFound, ValidationError
 from ..models import Training
 from ..models.pagination import paginate
-from ..models.trainings import SEARCH_COLUMNS, SHOWN_FIELDS, TYPE_FIELDS
 from . import agents
-from .formats import utc_timestamp
 from .knowledge_text import decode_text, html_to_text, looks_binary
 
 # The fields each type is made of (and the only ones PATCH may change).
@@ -95,35 +92,13 @@ def delete_training(workspace_id, training_id):
 
 
 def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
-    """The agent's ready trainings best matching `q`, best first, rendered as
-    the API shows a training, each with `score` (BM25 relevance, higher is
-    better). match: "all" terms or "any" term."""
+    """The agent's ready trainings best matching `q`, best first, each with
+    `.score` (BM25 relevance, higher is better). match: "all" terms or "any" term."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
-    rows = Training.search_rows(agent_id, q, limit, match_all=(match == "all"))
-    return [render_hit(row) for row in rows]
-
-
-def render_hit(row):
-    """A search row (SEARCH_COLUMNS as stored, then the rank) as the API shows
-    the training (TrainingSchema: the fields of other types null, times ISO
-    8601 with Z) plus its score: built directly, a search answers up to 50."""
-    hit = dict(zip(SEARCH_COLUMNS, row, strict=False))
-    for name in _HIDDEN.get(hit["type"], TYPE_FIELDS):
-        hit[name] = None
-    hit["created_at"] = _timestamp(hit["created_at"])
-    hit["updated_at"] = _timestamp(hit["updated_at"])
-    hit["score"] = round(-row[-1], 6)
-    return hit
-
-
-_HIDDEN = {
-    kind: tuple(name for name in TYPE_FIELDS if name not in shown)
-    for kind, shown in SHOWN_FIELDS.items()
-}
-
-
-def _timestamp(stored):
-    return None if stored is None else utc_timestamp(datetime.fromisoformat(stored))
+    hits = Training.search(agent_id, q, limit, match_all=(match == "all"))
+    for hit in hits:
+        hit.score = round(-hit.rank, 6)
+    return hits
 
 
 def _check_fields(kind, values, creating):

@@ -1,7 +1,7 @@
 import marshmallow as ma
-from marshmallow import fields, post_dump, validate
+from marshmallow import fields, validate
 
-from ...models.trainings import SHOWN_FIELDS, STATUSES, TYPE_FIELDS, TYPES
+from ...models.trainings import STATUSES, TYPES
 from ..pagination import ListQuery
 from .common import UtcDateTime
 from .rendered import RenderedSchema
@@ -10,12 +10,12 @@ TYPE_DOC = (
     "text (title, content), qa (question, answer), url (url, optional title: the page is "
     "fetched), document (multipart upload of a .txt/.md/.html/.csv `file`, optional title)"
 )
-# The fields of each type; the others of _TYPE_FIELDS are null.
-_TYPE_FIELDS = TYPE_FIELDS
-_SHOWN = SHOWN_FIELDS
 
 
-class TrainingSchema(ma.Schema):
+class TrainingSchema(RenderedSchema):
+    """A training as the model renders it (Training.as_dict): the fields its
+    type has no use for are null."""
+
     id = fields.String()
     agent_id = fields.String()
     type = fields.String(metadata={"enum": list(TYPES)})
@@ -32,24 +32,15 @@ class TrainingSchema(ma.Schema):
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
 
-    @post_dump
-    def null_foreign_fields(self, data, **kwargs):
-        shown = _SHOWN.get(data.get("type"), ())
-        for name in _TYPE_FIELDS:
-            if name in data and name not in shown:
-                data[name] = None
-        return data
 
-
-class TrainingHitSchema(RenderedSchema, TrainingSchema):
-    """A training as TrainingSchema shows it, plus its score. Search hits come
-    rendered (services.trainings.render_hit): dumping returns them as they are."""
+class TrainingHitSchema(TrainingSchema):
+    """A training as TrainingSchema shows it, plus its score."""
 
     score = fields.Float(metadata={"description": "BM25 relevance; higher is better"})
 
     @staticmethod
     def render(hit):
-        return hit
+        return {**hit.as_dict(), "score": hit.score}
 
 
 def _text(minimum, maximum):
