@@ -47,8 +47,8 @@ def _layout(model, columns):
     whose stored value needs converting."""
     fields = {field.column_name: field for field in model._meta.sorted_fields}
     selected = [fields[column] for column in columns]
-    readers = tuple((field.name, _reader(field)) for field in selected if _reader(field))
-    return tuple(field.name for field in selected), readers
+    readers = ((field.name, _reader(field)) for field in selected)
+    return tuple(field.name for field in selected), tuple(pair for pair in readers if pair[1])
 
 
 # SQLite already hands these back as the Python type the field holds.
@@ -92,7 +92,8 @@ class Listing:
                 conditions.append(f'"{fields[name].column_name}" = ?')
                 self.params.append(fields[name].db_value(value))
         self.model = model
-        self.text = f'SELECT * FROM "{model._meta.table_name}" WHERE {" AND ".join(conditions)}'
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        self.text = f'SELECT * FROM "{model._meta.table_name}"{where}'
 
     def sql(self):
         return self.text, self.params
