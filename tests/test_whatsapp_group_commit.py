@@ -40,19 +40,6 @@ def test_concurrent_posts_are_all_stored(app, channel):
     assert Message.select().count() == 120
 
 
-def held_group():
-    """A GroupCommit whose first unit holds the lead until released, so the
-    units submitted meanwhile are run together by one leader."""
-    group, entered, release = GroupCommit(), threading.Event(), threading.Event()
-
-    def first():
-        entered.set()
-        release.wait(5)
-        return "first"
-
-    return group, first, entered, release
-
-
 def run_in_threads(group, works):
     results = [None] * len(works)
 
@@ -69,8 +56,32 @@ def run_in_threads(group, works):
     return threads, results
 
 
+def run_behind_a_held_leader(group, later):
+    """Submit the units `later` to `group` while a first unit holds the lead,
+    so that they queue and are then run together by one leader. Returns each
+    outcome, the first unit's then theirs: ("ok", value) or ("error", exception)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def first():
+        entered.set()
+        release.wait(5)
+        return "first"
+
+    threads, results = run_in_threads(group, [first, *later])
+    threads[0].start()
+    assert entered.wait(5)
+    for thread in threads[1:]:
+        thread.start()
+    while len(group._pending) < len(later):  # the others are queued behind the leader
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    return results
+
+
 def test_waiting_units_run_together_on_the_leaders_thread(app):
-    group, first, entered, release = held_group()
+    group = GroupCommit()
     seen = []
 
     def later(n):
@@ -80,16 +91,7 @@ def test_waiting_units_run_together_on_the_leaders_thread(app):
 
         return work
 
-    threads, results = run_in_threads(group, [first] + [later(n) for n in range(5)])
-    threads[0].start()
-    assert entered.wait(5)
-    for thread in threads[1:]:
-        thread.start()
-    while len(group._pending) < 5:  # the others are queued behind the leader
-        threading.Event().wait(0.01)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    results = run_behind_a_held_leader(group, [later(n) for n in range(5)])
     assert results == [("ok", "first")] + [("ok", n) for n in range(5)]
     assert sorted(n for n, _, _ in seen) == list(range(5))
     assert len({ident for _, ident, _ in seen}) == 1  # one leader ran the whole batch
@@ -97,7 +99,7 @@ def test_waiting_units_run_together_on_the_leaders_thread(app):
 
 
 def test_a_failing_unit_fails_alone(app, channel):
-    group, first, entered, release = held_group()
+    group = GroupCommit()
 
     def broken():
         raise RuntimeError("this unit fails")
@@ -106,16 +108,7 @@ def test_a_failing_unit_fails_alone(app, channel):
         ChannelEvent.record(channel["id"], "written", {})
         return "written"
 
-    threads, results = run_in_threads(group, [first, broken, writes])
-    threads[0].start()
-    assert entered.wait(5)
-    threads[1].start()
-    threads[2].start()
-    while len(group._pending) < 2:
-        threading.Event().wait(0.01)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    results = run_behind_a_held_leader(group, [broken, writes])
     assert results[0] == ("ok", "first")
     assert results[1][0] == "error" and "this unit fails" in str(results[1][1])
     assert results[2] == ("ok", "written")
@@ -123,7 +116,7 @@ def test_a_failing_unit_fails_alone(app, channel):
 
 
 def test_a_failing_commit_fails_every_unit_of_the_batch(app, channel):
-    group, first, entered, release = held_group()
+    group = GroupCommit()
 
     def poison():
         # A foreign key checked at COMMIT: the whole transaction is refused.
@@ -135,16 +128,7 @@ def test_a_failing_commit_fails_every_unit_of_the_batch(app, channel):
         ChannelEvent.record(channel["id"], "innocent", {})
         return "innocent"
 
-    threads, results = run_in_threads(group, [first, poison, innocent])
-    threads[0].start()
-    assert entered.wait(5)
-    threads[1].start()
-    threads[2].start()
-    while len(group._pending) < 2:
-        threading.Event().wait(0.01)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    results = run_behind_a_held_leader(group, [poison, innocent])
     assert results[0] == ("ok", "first")  # its own batch, committed before the others came
     assert [outcome for outcome, _ in results[1:]] == ["error", "error"]
     assert all(isinstance(error, IntegrityError) for _, error in results[1:])
@@ -156,7 +140,7 @@ def test_a_failing_commit_fails_every_unit_of_the_batch(app, channel):
 
 @pytest.mark.parametrize("size, batches", [(1, 5), (2, 3), (64, 1)])
 def test_batches_are_bounded(app, size, batches):
-    group, first, entered, release = held_group()
+    group = GroupCommit()
     group.max_batch = size
     led = []
     lead = group._lead
@@ -166,15 +150,6 @@ def test_batches_are_bounded(app, size, batches):
         lead()
 
     group._lead = counted
-    threads, results = run_in_threads(group, [first] + [lambda n=n: n for n in range(5)])
-    threads[0].start()
-    assert entered.wait(5)
-    for thread in threads[1:]:
-        thread.start()
-    while len(group._pending) < 5:
-        threading.Event().wait(0.01)
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    results = run_behind_a_held_leader(group, [lambda n=n: n for n in range(5)])
     assert results == [("ok", "first")] + [("ok", n) for n in range(5)]
     assert len(led) == 1 + batches  # the first alone, then the five in batches of `size`
