@@ -78,8 +78,9 @@ QA_MARGIN = 0.03
 # with the threshold above; 0.85 loses 2 points of top-1 for 0.6 of precision.
 # Not in the agent settings the API accepts; `decide`'s settings may set it.
 QA_RUNNER_UP_RATIO = 0.9
-QA_CLEAR_RATIO = 0.4
 PASSAGE_THRESHOLD = 0.55
+# A message with only these terms asks nothing: "see you friday".
+QUALIFIERS = frozenset({"@day"})
 # A message term found only in a Q&A's answer counts this much of a question hit.
 ANSWER_WEIGHT = 0.5
 # A message word under a concept ("boleto": @pay) that a training has as
@@ -133,9 +134,14 @@ def decide(message_text, trainings, language, settings=None):
     limits = thresholds(settings)
     index = agent_index(trainings, language)
     message = index.message_terms(message_text)
+    if message.keys() and message.keys() <= QUALIFIERS:
+        # Only a day ("see you friday", "nos vemos el sabado"): a farewell,
+        # not a question; a bare day name gets the fallback too.
+        return Decision("none")
     qa, passage = index.best(message, "qa"), index.best(message, "passage")
     # Praise or a complaint is for a human, unless the answer is about it too
-    # ("my order arrived wrong" has its Q&A; "the driver was rude" has not).
+    # ("my order arrived wrong" has its Q&A; "the driver was rude" has not),
+    # and so are a job seeker and a customer asking for a person.
     feeling = SENTIMENT & message.keys()
     qa.drop_unless(feeling)
     passage.drop_unless(feeling)

@@ -102,7 +102,8 @@ _PT_SUFFIXES = (
 
 _ES_PLURALS = (("ces", "z"), ("iones", "ion"), ("es", ""), ("s", ""))
 _ES_SUFFIXES = (
-    "amientos", "imientos", "amiento", "imiento", "aciones", "acion", "cion", "mente",
+    "anzas", "anza", "amientos", "imientos", "amiento", "imiento", "aciones", "acion", "cion",
+    "mente",
     "adora", "ador", "ando", "iendo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
     "ida", "aron", "ieron", "amos", "emos", "imos", "ar", "er", "ir", "an", "en", "as",
     "os", "ai", "ei", "ia", "io", "o", "a", "e", "i",
@@ -223,6 +224,7 @@ _EN_CONCEPTS = {
     "@price": "price, prices, pricing, cost, costs, fee, fees, charge, charges, charged, rate, "
     "rates, expensive, cheap, quote, free, how much",
     "@time": "when, eta, time, how long, how much time, how soon, how many days, how early, "
+    "how fast, how quick, how quickly, turnaround, "
     "in advance, how far in advance, ahead of time, beforehand, too late, notice, ready",
     "@hours": "hours, opening, open, opens, close, closes, closing, closed, what time",
     "@deliver": "deliver, delivers, delivery, deliveries, delivering, ship, ships, shipping, "
@@ -239,12 +241,22 @@ _EN_CONCEPTS = {
     "@area": "area, areas, zone, zones, region, regions, neighbourhood, neighborhood, radius, "
     "coverage, how far",
     "@book": "book, booking, reserve, reservation, reservations, appointment, appointments, "
-    "make an appointment, book an appointment, schedule an appointment, put aside, set aside",
+    "make an appointment, book an appointment, schedule an appointment, put aside, set aside, "
+    "any slots, a slot, free slot, fit me in, squeeze me in",
+    "@job": "hiring, vacancy, vacancies, job opening, job openings, career, careers, work for you",
+    "@human": "talk to a person, speak to a person, talk to a human, speak to a human, "
+    "talk to someone, speak to someone, real person, human agent, talk to an agent, "
+    "speak to an agent",
     "@urgent": "emergency, emergencies, urgent, urgently, asap",
     "@location": "address, location, located, where are you, where is the, street, avenue, "
     "how do i get there, how to get there",
-    "@cancel": "cancel, cancellation, cancelled, canceled, call off, cant make it, wont make it",
+    "@cancel": "cancel, cancellation, cancelled, canceled, call off, called off, cant make it, "
+    "wont make it",
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
+    "@home": "home, homes, house, apartment, apartments, flat, condo, my place, doorstep",
+    "@medicine": "medicine, medicines, medication, medications, meds",
+    "@plan": "plan, plans, subscription, subscriptions, subscribe, membership, memberships, "
+    "member, members",
     "@discount": "discount, discounts, deal, deals, promo, promotion, promotions",
     "@pay": "pay, payment, payments, paying, paid, card, cards, cash, credit card, debit card, "
     "contactless, paypal, instalments, installments, financing, payment methods, "
@@ -272,13 +284,14 @@ _EN_CONCEPTS = {
     "@complaint": "rude, horrible, worst, disgusting, unacceptable, dirty, "
     "useless, ridiculous, disappointed, disappointing, complaint, complain, angry",
     "@praise": "amazing, loved, excellent, fantastic, wonderful, delicious",
-    "@wrong": "wrong, incorrect, mistake, mistaken, missing, forgot, forgotten",
-    "": "good morning, good afternoon, good evening, good night, thank you, "
-    "quick question, how are you, by the way, see you, see ya, talk soon",
+    "@wrong": "wrong, incorrect, mistake, mistaken, missing, forgot, forgotten, you forgot to, "
+    "charged twice, charged me twice, double charged, charged double",
+    "": "good morning, good afternoon, good evening, good night, thank you, i forgot to, "
+    "forgot to, quick question, how are you, by the way, see you, see ya, talk soon",
 }
 _PT_CONCEPTS = {
     "@price": "preco, precos, valor, custa, custam, custo, cobra, cobram, cobrar, taxa, caro, "
-    "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai",
+    "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai, custaria, custariam",
     "@time": "quando, prazo, prazos, demora, demoram, demorar, quanto tempo, quantos dias, "
     "em quanto tempo, que dia, antecedencia, com antecedencia, pronto, pronta, prontos, prontas",
     "@hours": "horario, horarios, abre, abrem, fecha, fecham, aberto, aberta, que horas",
@@ -286,12 +299,19 @@ _PT_CONCEPTS = {
     "enviar, manda, mandam, mandar, chegar, chega, chegam, chegou, chegada",
     "@area": "regiao, regioes, bairro, bairros, cidades",
     "@book": "reserva, reservar, agendar, agendo, agendamento, marcar, marco, marcar um horario, "
-    "agendar um horario, marcar horario, agendar horario, meu horario",
+    "agendar um horario, marcar horario, agendar horario, meu horario, encaixe, encaixar",
+    "@job": "emprego, empregos, vaga de emprego, vagas de emprego, curriculo, contratando, "
+    "contratam, trabalhar ai, trabalhar com voces",
+    "@human": "falar com uma pessoa, falar com alguem, falar com um atendente, "
+    "falar com atendente, falar com um humano, pessoa de verdade, atendimento humano",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
     "@location": "endereco, localizacao, onde fica, onde ficam, rua, avenida, av, como chegar",
-    "@cancel": "cancelar, cancelo, cancela, cancelamento, desmarcar, desmarco, remarcar, remarco, "
-    "reagendar",
+    "@cancel": "cancelar, cancelo, cancela, cancelamento, anular, anulo, desmarcar, desmarco, "
+    "remarcar, remarco, reagendar",
     "@refund": "reembolso, estorno, dinheiro de volta",
+    "@home": "casa, domicilio, residencia, apartamento, ape",
+    "@medicine": "remedio, remedios, medicamento, medicamentos, medicacao, medicacoes, medicina",
+    "@plan": "plano, planos, assinatura, assinaturas, assinar, assinante",
     "@discount": "desconto, descontos, promocao, promocoes",
     "@pay": "pagar, pagamento, pagamentos, pago, pagando, cartao, cartoes, dinheiro, pix, "
     "boleto, debito, credito, parcela, parcelas, parcelar, parcelo, parcelado, parcelamento, "
@@ -321,12 +341,14 @@ _PT_CONCEPTS = {
     "lerdos, ruim, absurdo, ridiculo, sujo, suja, decepcionado, decepcionada, reclamacao",
     "@praise": "adorei, amei, maravilhoso, maravilhosa, excelente",
     "@wrong": "errado, errada, errados, erradas, incorreto, incorreta, engano, esqueceram, "
-    "esqueceu, esqueci",
-    "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo",
+    "esqueceu, esqueci, cobrado duas vezes, cobraram duas vezes, cobrou duas vezes",
+    "": "bom dia, boa tarde, boa noite, tudo bem, por favor, com licenca, ate mais, ate logo, "
+    "esqueci de",
 }
 _ES_CONCEPTS = {
     "@price": "precio, precios, cuesta, cuestan, costo, coste, cobran, cobrar, cobra, tarifa, "
-    "caro, barato, gratis, gratuito, gratuita, cuanto sale, cuanto vale, cuanto es, gastos",
+    "caro, barato, gratis, gratuito, gratuita, cuanto sale, cuanto vale, cuanto es, gastos, "
+    "costaria, costarian",
     "@time": "cuando, plazo, tarda, tardan, demora, cuanto tiempo, cuantos dias, antelacion, "
     "con antelacion, anticipacion, con anticipacion, listo, lista, listos, listas",
     "@hours": "horario, horarios, abren, abre, abierto, abiertos, abierta, cierran, cierra, "
@@ -335,12 +357,19 @@ _ES_CONCEPTS = {
     "llegan, llegada, mandan, mandar, mandais",
     "@area": "zona, zonas, region, barrio, barrios",
     "@book": "reservar, reserva, reservo, agendar, agendo, cita, citas, pedir cita, sacar cita, "
-    "agendar cita, pedir hora, apartar, aparto, apartan",
+    "agendar cita, pedir hora, apartar, aparto, apartan, hueco, huecos",
+    "@job": "empleo, empleos, vacante, vacantes, contratando, curriculum, trabajo para, "
+    "trabajar con ustedes, trabajar con vosotros, trabajar ahi",
+    "@human": "hablar con una persona, hablar con alguien, hablar con un humano, "
+    "hablar con un agente, persona real, atencion humana",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
     "@location": "direccion, ubicacion, ubicados, ubicada, ubicado, donde queda, donde estan, "
     "calle, avenida, av, como llegar",
-    "@cancel": "cancelar, cancelo, cancelacion, de baja, dar de baja",
+    "@cancel": "cancelar, cancelo, cancelacion, anular, anulo, anulacion, de baja, dar de baja",
     "@refund": "reembolso, devolucion, dinero de vuelta",
+    "@home": "casa, domicilio, apartamento",
+    "@medicine": "medicamento, medicamentos, medicina, medicinas, remedio, remedios",
+    "@plan": "plan, planes, membresia, membresias, suscripcion, suscripciones, socio, socios",
     "@discount": "descuento, descuentos, oferta, ofertas, promocion",
     "@pay": "pagar, pago, pagos, pagando, tarjeta, tarjetas, efectivo, debito, credito, "
     "transferencia, meses sin intereses, sin intereses, bizum, paypal, formas de pago, "
@@ -367,8 +396,9 @@ _ES_CONCEPTS = {
     "sucia, fatal, decepcionado, decepcionada, queja, reclamacion",
     "@praise": "excelente, buenisimo, maravilloso, maravillosa",
     "@wrong": "equivocado, equivocada, equivocados, incorrecto, incorrecta, error, olvidaron, "
-    "olvido, faltaba, faltaban",
+    "olvido, faltaba, faltaban, cobrado dos veces, cobraron dos veces, cobrasteis dos veces",
     "": "buenos dias, buenas tardes, buenas noches, por favor, muchas gracias, nos vemos, "
+    "se me olvido, me olvide de, "
     "hasta luego",
 }
 
@@ -376,15 +406,19 @@ _ES_CONCEPTS = {
 # sell skateboards?" is about skateboards); they weigh less than other words.
 _EN_LIGHT = "sell sells buy have has offer offers provide get give bring take use accept allow"
 _PT_LIGHT = (
-    "vender vendem vende comprar oferecer oferecem aceitar aceitam aceita trazer levar usar dar"
+    "vender vendem vende comprar oferecer oferecem aceitar aceitam aceita trazer levar usar dar "
+    "passar"
 )
 _ES_LIGHT = (
     "vender venden vendeis comprar ofrecer ofrecen aceptar aceptan aceptais traer llevar usar dar "
-    "poner"
+    "poner pasar"
 )
 
 # Word families a suffix stripper cannot join (irregular forms), as stems.
-_EN_STEMS = {"teeth": "tooth", "paid": "pay", "children": "child", "bought": "buy"}
+_EN_STEMS = {
+    "teeth": "tooth", "paid": "pay", "children": "child", "bought": "buy", "lost": "los",
+    "sold": "sell", "sent": "send", "brought": "bring", "kept": "keep", "spent": "spend",
+}  # fmt: skip
 _PT_STEMS = {"devolu": "devolv", "gratuit": "grati", "mensal": "mes", "mensalidad": "mes"}
 _ES_STEMS = {"devolu": "devolv", "mensual": "mes", "mensualidad": "mes"}
 
@@ -558,7 +592,7 @@ def edit_distance(a, b, limit):
 
 # Feelings, and something gone wrong: a message with one is for a human unless
 # the training speaks of it too ("my order arrived wrong" has its Q&A).
-SENTIMENT = frozenset({"@complaint", "@praise", "@wrong"})
+SENTIMENT = frozenset({"@complaint", "@praise", "@wrong", "@job", "@human"})
 
 
 def shared_prefix(a, b):
