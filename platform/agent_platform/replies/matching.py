@@ -71,7 +71,8 @@ def _undouble(word):
 
 _EN_INFLECTIONS = ("ing", "ed")
 _EN_SUFFIXES = (
-    "ization", "isation", "ations", "ation", "ments", "ment", "ness", "ion", "ful",
+    "ization", "isation", "ations", "ation", "ments", "ment", "ness", "ance", "ence", "age",
+    "ion", "ful",
     "able", "ible", "ity", "ive", "ery", "ers", "er", "ly", "ic", "al", "y", "e",
 )  # fmt: skip
 
@@ -94,7 +95,7 @@ _PT_PLURALS = (
     ("res", "r"), ("zes", "z"), ("ns", "m"), ("s", ""),
 )  # fmt: skip
 _PT_SUFFIXES = (
-    "amentos", "imentos", "amento", "imento", "acoes", "mente", "acao", "icao", "ador",
+    "amentos", "imentos", "amento", "imento", "agem", "acoes", "mente", "acao", "icao", "ador",
     "adora", "ando", "endo", "indo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
     "ida", "aram", "eram", "iram", "avam", "amos", "emos", "imos", "cao", "ar", "er", "ir",
     "am", "em", "ou", "eu", "iu", "ei", "ue", "ao", "ia", "io", "a", "o", "e", "i",
@@ -102,8 +103,8 @@ _PT_SUFFIXES = (
 
 _ES_PLURALS = (("ces", "z"), ("iones", "ion"), ("es", ""), ("s", ""))
 _ES_SUFFIXES = (
-    "anzas", "anza", "amientos", "imientos", "amiento", "imiento", "aciones", "acion", "cion",
-    "mente",
+    "anzas", "anza", "ajes", "aje", "amientos", "imientos", "amiento", "imiento", "aciones",
+    "acion", "cion", "mente",
     "adora", "ador", "ando", "iendo", "ados", "adas", "idos", "idas", "ado", "ada", "ido",
     "ida", "aron", "ieron", "amos", "emos", "imos", "ar", "er", "ir", "an", "en", "as",
     "os", "ai", "ei", "ia", "io", "o", "a", "e", "i",
@@ -192,7 +193,8 @@ _ES_STOP = """a al algo algun alguna como con cual cuales de del el ella ellos e
 ese esta estan estas este esto estoy fue ha hay la las le les lo los me mi mis mucho muy mas
 no nos nuestro nuestra o os para pero por porque pues que quien se ser si sin sobre su sus
 te tengo tiene tienen tienes tu tus un una unos uno y ya yo usted ustedes vosotros puedo
-puede pueden quiero quisiera saber hacer hago hace
+puede pueden puedes podeis podemos quiero quisiera saber hacer hago hace
+ayuda ayudar ayudan ayudais
 hacen haceis hacemos soy voy hola buenas buenos gracias muchas favor porfa
 saludos oye jaja ok vale bueno dale donde aqui alli cuanto cuanta cuantos cuantas necesito
 gustaria doy da das todo toda todos todas funciona funcionar adios chao genial perfecto doctor
@@ -244,6 +246,9 @@ _EN_CONCEPTS = {
     "make an appointment, book an appointment, schedule an appointment, put aside, set aside, "
     "any slots, a slot, free slot, fit me in, squeeze me in",
     "@job": "hiring, vacancy, vacancies, job opening, job openings, career, careers, work for you",
+    "@fear": "afraid, scared, terrified, nervous, anxious, anxiety, fear, phobia",
+    "@companion": "friend, friends, boyfriend, girlfriend, partner, wife, husband, guest, guests, "
+    "companion",
     "@human": "talk to a person, speak to a person, talk to a human, speak to a human, "
     "talk to someone, speak to someone, real person, human agent, talk to an agent, "
     "speak to an agent",
@@ -302,6 +307,9 @@ _PT_CONCEPTS = {
     "agendar um horario, marcar horario, agendar horario, meu horario, encaixe, encaixar",
     "@job": "emprego, empregos, vaga de emprego, vagas de emprego, curriculo, contratando, "
     "contratam, trabalhar ai, trabalhar com voces",
+    "@fear": "medo, nervoso, nervosa, ansiedade, ansioso, ansiosa, pavor, fobia",
+    "@companion": "amigo, amiga, amigos, amigas, namorado, namorada, esposa, marido, convidado, "
+    "convidada, convidados, acompanhante",
     "@human": "falar com uma pessoa, falar com alguem, falar com um atendente, "
     "falar com atendente, falar com um humano, pessoa de verdade, atendimento humano",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
@@ -360,6 +368,9 @@ _ES_CONCEPTS = {
     "agendar cita, pedir hora, apartar, aparto, apartan, hueco, huecos",
     "@job": "empleo, empleos, vacante, vacantes, contratando, curriculum, trabajo para, "
     "trabajar con ustedes, trabajar con vosotros, trabajar ahi",
+    "@fear": "miedo, nervioso, nerviosa, nervios, ansiedad, ansioso, ansiosa, panico, fobia",
+    "@companion": "amigo, amiga, amigos, amigas, novio, novia, pareja, esposa, esposo, invitado, "
+    "invitada, invitados, acompanante",
     "@human": "hablar con una persona, hablar con alguien, hablar con un humano, "
     "hablar con un agente, persona real, atencion humana",
     "@urgent": "emergencia, emergencias, urgencia, urgencias, urgente",
