@@ -148,7 +148,13 @@ def decide(message_text, trainings, language, settings=None):
     qa_passes = (
         qa.score >= limits["qa_threshold"]
         and qa.score - qa.runner_up >= limits["qa_margin"]
-        and qa.runner_up <= limits["qa_runner_up_ratio"] * qa.score
+        and (
+            qa.runner_up <= limits["qa_runner_up_ratio"] * qa.score
+            # ...unless every word of the best's question is in the message
+            # and not every word of the runner-up's: "what do I need to bring
+            # to rent a bike" is the rental-documents Q&A, not rental prices.
+            or (qa.whole_question and not qa.runner_up_whole)
+        )
     )
     passage_passes = passage.score >= limits["passage_threshold"]
     # A passing Q&A answers, unless none of its question's words is in the
@@ -299,6 +305,8 @@ class _Best:
     best: _Unit | None = None
     score: float = 0.0
     question_hit: bool = False  # a word of the best unit's question (or sentence) matched
+    whole_question: bool = False  # every term of the best unit's question is in the message
+    runner_up_whole: bool = False  # ...and of the runner-up's
     runner_up: float = 0.0
     runner_up_id: str | None = None
 
@@ -413,13 +421,14 @@ class _Index:
     def best(self, message, kind):
         weights = {t: self._weight(t) * q for t, q in message.items()}
         total = sum(self._weight(t) for t in message)
-        covered, main_hits = {}, set()
+        covered, main_hits, in_question = {}, set(), {}
         for term, weight in weights.items():
             for position, factor in self.postings.get(term, ()):
                 if self.units[position].kind == kind:
                     covered[position] = covered.get(position, 0.0) + weight * factor
                     if factor == 1.0:
                         main_hits.add(position)
+                        in_question[position] = in_question.get(position, 0.0) + weight
         for pair in message.aliases:
             weight = weights[pair[0]] * ALIAS_BONUS
             total += self._weight(pair[0]) * ALIAS_BONUS
@@ -441,11 +450,14 @@ class _Index:
         result = _Best()
         for negative, _, position in scored:
             unit = self.units[position]
+            whole = in_question.get(position, 0.0) >= 0.999 * self.main_weight[position]
             if result.best is None:
                 result.best, result.score = unit, -negative
                 result.question_hit = position in main_hits
+                result.whole_question = whole
             elif unit.text != result.best.text:
                 result.runner_up, result.runner_up_id = -negative, unit.training_id
+                result.runner_up_whole = whole
                 break
         return result
 
