@@ -267,6 +267,18 @@ _EN_CONCEPTS = {
     "contactless, paypal, instalments, installments, financing, payment methods, "
     "payment method, payment options, ways to pay",
     # Cards that are not a way to pay.
+    "@contact": "phone, phone number, telephone, call you, call us, whatsapp, email, e mail, "
+    "contact",
+    "@invoice": "invoice, invoices, receipt, receipts",
+    "@gift": "gift, gifts, present, gift wrap, gift wrapping, wrapping",
+    "@lift": "lift, lifts, elevator, elevators",
+    "@access": "wheelchair, accessible, accessibility, disabled, disability, ramp",
+    "@insurance": "insurance, insured, insure, insurer",
+    "@trial": "trial, trial class, trial lesson, free trial, free class, taster, taster class",
+    "@wholesale": "wholesale, in bulk, bulk",
+    "@secondhand": "second hand, secondhand, pre owned, refurbished",
+    "@stock": "in stock, out of stock, stock, sold out, back in stock, restock",
+    "@park": "parking, car park, parking lot, parking space, where to park, park my car",
     "giftcard": "gift card, gift cards, gift voucher, gift vouchers",
     "loyalty": "loyalty card, loyalty cards, loyalty",
     "keycard": "key card, key cards, keycard",
@@ -326,6 +338,20 @@ _PT_CONCEPTS = {
     "parcelamos, sem juros, transferencia, formas de pagamento, forma de pagamento, "
     "meios de pagamento, meio de pagamento",
     "valepresente": "vale presente, cartao presente",
+    "@contact": "telefone, fone, numero de telefone, ligar, whatsapp, zap, wpp, email, e mail, "
+    "contato",
+    "@invoice": "nota fiscal, notas fiscais, nota, recibo, recibos, cupom fiscal",
+    "@gift": "presente, presentes, embrulho, embrulhar, papel de presente, para presente",
+    "@lift": "elevador, elevadores",
+    "@access": "cadeirante, cadeira de rodas, acessivel, acessibilidade, deficiente, rampa",
+    "@insurance": "seguro, seguros, segurado, segurada, seguradora, convenio, convenios, "
+    "plano de saude",
+    "@trial": "aula experimental, aula teste, aula de teste, aula gratis, aula gratuita, "
+    "experimental",
+    "@wholesale": "atacado, no atacado, revenda, revender",
+    "@secondhand": "usado, usados, usada, usadas, seminovo, seminovos, segunda mao",
+    "@stock": "estoque, esgotado, esgotada, esgotados, reposicao",
+    "@park": "estacionamento, estacionar, estaciono, onde parar, vaga de estacionamento",
     "fidelidade": "cartao fidelidade, fidelidade",
     "@repair": "conserto, consertos, consertar, conserta, consertam, reparo, reparos, reparar, "
     "arrumar, arruma, arrumam",
@@ -386,6 +412,18 @@ _ES_CONCEPTS = {
     "transferencia, meses sin intereses, sin intereses, bizum, paypal, formas de pago, "
     "forma de pago, metodos de pago, metodo de pago, medios de pago",
     "tarjetaregalo": "tarjeta regalo, tarjetas regalo, tarjeta de regalo",
+    "@contact": "telefono, numero de telefono, llamar, llamo, whatsapp, correo, email, e mail, "
+    "contacto",
+    "@invoice": "factura, facturas, recibo, recibos, ticket, comprobante",
+    "@gift": "regalo, regalos, envolver, envoltorio, para regalo",
+    "@lift": "ascensor, ascensores, elevador, elevadores",
+    "@access": "silla de ruedas, accesible, accesibilidad, discapacidad, discapacitado, rampa",
+    "@insurance": "seguro, seguros, asegurado, asegurados, asegurada, aseguradas, asegurar, "
+    "aseguradora",
+    "@trial": "clase de prueba, clase prueba, clase gratis, clase muestra, prueba gratis",
+    "@wholesale": "al por mayor, mayoreo, mayorista, mayoristas",
+    "@secondhand": "usado, usados, usada, usadas, segunda mano, reacondicionado, seminuevo",
+    "@stock": "stock, agotado, agotada, agotados, existencias",
     "@repair": "reparar, reparan, reparo, reparacion, reparaciones, arreglar, arreglan, arreglo, "
     "arreglos, arreglais",
     "@defect": "roto, rota, rotos, rotas, rompio, defectuoso, defectuosa, defecto, danado, "
