@@ -284,7 +284,9 @@ _EN_CONCEPTS = {
     "keycard": "key card, key cards, keycard",
     "@repair": "repair, repairs, repaired, repairing, fix, fixes, fixed, fixing, mend",
     "@defect": "broken, broke, damaged, defective, faulty, cracked, torn, ripped, "
-    "not working, doesnt work, stopped working",
+    "not working, doesnt work, stopped working, hole, holes, scratch, scratched, scratches",
+    "@clothes": "clothes, clothing, garment, garments, outfit, outfits",
+    "@age": "how old, age, ages, years old, minimum age",
     "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric, son, sons, "
     "daughter, daughters, baby, babies",
     "@pet": "pet, pets, dog, dogs, puppy, puppies, cat, cats, kitten, kittens",
@@ -356,7 +358,10 @@ _PT_CONCEPTS = {
     "@repair": "conserto, consertos, consertar, conserta, consertam, reparo, reparos, reparar, "
     "arrumar, arruma, arrumam",
     "@defect": "quebrado, quebrada, defeito, defeitos, defeituoso, defeituosa, estragado, "
-    "estragada, rasgado, rasgada, nao funciona, parou de funcionar",
+    "estragada, rasgado, rasgada, nao funciona, parou de funcionar, rasgou, arranhado, arranhada, "
+    "amassado, amassada",
+    "@clothes": "roupa, roupas, peca de roupa, pecas de roupa, vestuario",
+    "@age": "idade, idades, anos de idade, idade minima",
     "@kid": "crianca, criancas, infantil, filho, filha, filhos, filhas, bebe, bebes",
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
     "bicho, bichos",
@@ -427,7 +432,10 @@ _ES_CONCEPTS = {
     "@repair": "reparar, reparan, reparo, reparacion, reparaciones, arreglar, arreglan, arreglo, "
     "arreglos, arreglais",
     "@defect": "roto, rota, rotos, rotas, rompio, defectuoso, defectuosa, defecto, danado, "
-    "danada, no funciona, no enciende, no prende, dejo de funcionar",
+    "danada, no funciona, no enciende, no prende, dejo de funcionar, agujero, agujeros, rayado, "
+    "rayada, abollado, abollada",
+    "@clothes": "ropa, prenda, prendas, vestimenta",
+    "@age": "edad, edades, edad minima, anos de edad",
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
     "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
     "gluten": "sin gluten, celiaco, celiaca, celiacos",
