@@ -1,7 +1,12 @@
 """The `knowledge` matcher's everyday vocabulary and word handling, through
 `decide()`: synonyms any shop's customers use, the exact word beating its
 synonym, something gone wrong left to a human, Spanish pronouns joined to
-verbs, compound words, short concept words, and the relative margin."""
+verbs, compound words, short concept words, and the relative margin; then
+the second round's everyday words (home, plans, contact, receipts, insurance,
+companions, age...), word families joined by a suffix, forgetting something
+oneself, double charges, job seekers and asking for a person left to a human,
+a bare day name, generic verbs, and the whole-question exception to the
+relative margin."""
 
 import pytest
 
@@ -157,3 +162,171 @@ def test_a_short_word_with_one_letter_changed_is_a_typo_only_for_neighbour_keys(
     ]  # fmt: skip
     assert chosen("voces levam o carro?", trainings, "pt-BR") == "leva"
     assert chosen("voces lavam o carro?", trainings, "pt-BR") is None
+
+
+SERVICES = [
+    {"id": "pickup", "type": "qa", "question": "Do you pick up at home?",
+     "answer": "Yes, we collect and return at your door for $5."},
+    {"id": "area", "type": "qa", "question": "Which neighbourhoods do you cover?",
+     "answer": "Downtown and Eastgate."},
+    {"id": "plan", "type": "qa", "question": "Do you have a monthly plan?",
+     "answer": "$99 a month for up to 60 lb."},
+    {"id": "contact", "type": "qa", "question": "What is your phone number?",
+     "answer": "555-0100, also on WhatsApp."},
+    {"id": "receipt", "type": "qa", "question": "Can I get an invoice?",
+     "answer": "Yes, ask at the counter."},
+    {"id": "nervous", "type": "qa", "question": "I am anxious about needles, can you help?",
+     "answer": "Tell us and we will go slowly."},
+    {"id": "guest", "type": "qa", "question": "Can I bring a guest?",
+     "answer": "Yes, one guest per visit for $10."},
+    {"id": "age", "type": "qa", "question": "What is the minimum age?",
+     "answer": "16, or 14 with a parent."},
+    {"id": "storage", "type": "qa", "question": "Do you offer storage?",
+     "answer": "Lockers from $20 a month."},
+]  # fmt: skip
+
+MUDANZAS = [
+    {"id": "seguro", "type": "qa", "question": "¿Los muebles van asegurados?",
+     "answer": "Sí, hasta 30.000 €."},
+    {"id": "embalaje", "type": "qa", "question": "¿Hacéis el embalaje?",
+     "answer": "Sí, desde 120 €."},
+    {"id": "cancelar", "type": "qa", "question": "¿Puedo cancelar la reserva?",
+     "answer": "Gratis hasta 72 horas antes."},
+    {"id": "precio", "type": "qa", "question": "¿Cuánto cuesta una mudanza en la ciudad?",
+     "answer": "Desde 250 €."},
+    {"id": "domicilio", "type": "qa", "question": "¿Vais a domicilio a ver los muebles?",
+     "answer": "Sí, la visita es gratuita."},
+]  # fmt: skip
+
+FARMACIA = [
+    {"id": "entrega", "type": "qa", "question": "Vocês fazem entrega em domicílio?",
+     "answer": "Sim, em até 1 hora."},
+    {"id": "encomenda", "type": "qa", "question": "Vocês encomendam medicamentos?",
+     "answer": "Sim, chegam em 2 dias."},
+    {"id": "convenio", "type": "qa", "question": "Aceitam plano de saúde?",
+     "answer": "Sim, os principais convênios."},
+    {"id": "nota", "type": "qa", "question": "Vocês emitem nota fiscal?",
+     "answer": "Sim, com CPF."},
+    {"id": "montagem", "type": "qa", "question": "Vocês fazem a montagem dos móveis?",
+     "answer": "Sim, inclusa."},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("message", "expected", "trainings", "language"),
+    [
+        ("do you pick up from my apartment?", "pickup", SERVICES, "en"),  # home, apartment
+        ("membership price?", "plan", SERVICES, "en"),  # plan, membership, subscription
+        ("whats the best number to call you", "contact", SERVICES, "en"),
+        ("do i get a receipt", "receipt", SERVICES, "en"),  # receipt, invoice
+        ("im scared of needles", "nervous", SERVICES, "en"),  # scared, anxious, afraid
+        ("can my girlfriend come with me", "guest", SERVICES, "en"),  # a companion
+        ("how old do you have to be", "age", SERVICES, "en"),
+        ("can i store my stuff with you", "storage", SERVICES, "en"),  # store / storage
+        ("tienen seguro los muebles?", "seguro", MUDANZAS, "es"),  # seguro / asegurados
+        ("me embalais las cosas?", "embalaje", MUDANZAS, "es"),  # embalar / embalaje
+        ("si anulo la reserva que pasa", "cancelar", MUDANZAS, "es"),  # anular is cancelar
+        ("cuanto costaria mudarme dentro de la ciudad", "precio", MUDANZAS, "es"),
+        ("podeis venir a casa a ver los muebles?", "domicilio", MUDANZAS, "es"),  # casa
+        ("da pra receber o pedido em casa?", "entrega", FARMACIA, "pt-BR"),  # casa, domicílio
+        ("vcs encomendam remedio?", "encomenda", FARMACIA, "pt-BR"),  # remédio, medicamento
+        ("aceita convenio?", "convenio", FARMACIA, "pt-BR"),  # convênio, plano de saúde
+        ("preciso da nota", "nota", FARMACIA, "pt-BR"),
+        ("vcs montam os moveis?", "montagem", FARMACIA, "pt-BR"),  # montar / montagem
+    ],
+)
+def test_more_everyday_words_and_word_families(message, expected, trainings, language):
+    assert chosen(message, trainings, language) == expected
+
+
+def test_word_families_joined_by_their_suffix():
+    assert terms("storage", "en") == terms("store", "en")
+    assert terms("insurance", "en") == terms("insured", "en")
+    assert terms("embalaje", "es") == terms("embalar", "es")
+    assert terms("mudanza", "es") == terms("mudarme", "es")
+    assert terms("montagem", "pt-BR") == terms("montar", "pt-BR")
+    assert terms("lost", "en") == terms("lose", "en")  # an irregular verb, listed
+
+
+def test_forgetting_something_oneself_is_not_a_complaint():
+    trainings = [
+        {"id": "change", "type": "qa", "question": "Can I add something to my order?",
+         "answer": "Yes, within 5 minutes of ordering."},
+        {"id": "wrong", "type": "qa", "question": "You forgot an item of my order",
+         "answer": "Sorry! Send us the order number and we'll bring it."},
+    ]  # fmt: skip
+    assert chosen("i forgot to add a drink to my order, can i add it?", trainings) == "change"
+    assert chosen("you forgot my drink", trainings) == "wrong"  # the shop's mistake
+    assert "@wrong" not in terms("esqueci de pedir o recibo", "pt-BR")
+    assert "@wrong" in terms("vcs esqueceram meu pedido", "pt-BR")
+
+
+@pytest.mark.parametrize(
+    ("message", "language"),
+    [
+        ("my card was charged twice for one order", "en"),
+        ("me cobraron dos veces el pedido", "es"),
+        ("fui cobrado duas vezes no cartão", "pt-BR"),
+        ("are you hiring?", "en"),
+        ("estan contratando personal para la tienda?", "es"),
+        ("tem vaga de emprego pra vendedor?", "pt-BR"),
+        ("can i talk to a person please", "en"),
+        ("quiero hablar con una persona", "es"),
+        ("quero falar com um atendente", "pt-BR"),
+    ],
+)
+def test_double_charges_job_seekers_and_asking_for_a_person_go_to_a_human(message, language):
+    trainings = [
+        {"id": "pay", "type": "qa", "question": "Which cards do you accept? ¿Tarjeta? Cartão?",
+         "answer": "All cards."},
+        {"id": "charge", "type": "qa", "question": "When is my card charged for one order?",
+         "answer": "When the order ships."},
+        {"id": "order", "type": "qa", "question": "How do I order? ¿Pedido? Pedido?",
+         "answer": "On the website."},
+        {"id": "staff", "type": "qa", "question": "Is your staff trained? ¿Personal? Vendedor?",
+         "answer": "Yes."},
+        {"id": "human", "type": "qa", "question": "Do you have human support? Persona? Pessoa?",
+         "answer": "Yes, by phone."},
+    ]  # fmt: skip
+    assert chosen(message, trainings, language) is None
+    hiring = [{"id": "jobs", "type": "qa", "question": "Are you hiring?",
+               "answer": "Send your CV to jobs@example.com."}]  # fmt: skip
+    assert chosen("are you hiring?", hiring) == "jobs"  # the training speaks of it
+
+
+def test_a_bare_day_name_asks_nothing():
+    trainings = [
+        {"id": "hours", "type": "qa", "question": "Are you open on Saturday?",
+         "answer": "Saturday 9am to 1pm."},
+    ]  # fmt: skip
+    assert chosen("ok thanks, see you saturday!", trainings) is None
+    assert chosen("nos vemos el sabado", trainings, "es") is None
+    assert chosen("are you open on saturday", trainings) == "hours"
+
+
+def test_a_generic_verb_the_trainings_lack_weighs_little():
+    trainings = [
+        {"id": "visit", "type": "qa", "question": "¿Hacen consultas a domicilio?",
+         "answer": "Sí, de lunes a viernes."},
+        {"id": "vaccine", "type": "qa", "question": "¿Cuánto cuesta la vacuna?",
+         "answer": "Desde 300 pesos."},
+    ]  # fmt: skip
+    # "venir" is in no training: light, it leaves the subject (casa) to decide.
+    decision = decide("pueden venir a mi casa?", trainings, "es")
+    assert decision.training_id == "visit"
+    assert decision.score > decide("pueden pintar mi casa?", trainings, "es").score
+
+
+def test_a_question_wholly_in_the_message_beats_a_close_runner_up_whose_is_not():
+    trainings = [
+        {"id": "hours", "type": "qa", "question": "What are your opening hours?",
+         "answer": "9am to 9pm."},
+        {"id": "pool-hours", "type": "qa", "question": "What are the opening hours of the pool?",
+         "answer": "7am to 7pm."},
+        {"id": "pool", "type": "qa", "question": "Is the pool heated?", "answer": "Yes."},
+    ]  # fmt: skip
+    decision = decide("opening hours?", trainings, "en")
+    assert decision.training_id == "hours"
+    assert decision.runner_up > 0.9 * decision.score  # a near tie but for the whole question
+    # Neither question wholly in the message: the near tie is left to a human.
+    assert not decide("opening hours of the gym?", trainings, "en").answered
