@@ -99,6 +99,9 @@ BETA = 1.5
 # Generic verbs (sell, offer, bring...: matching.py) weigh this share of
 # what their frequency says.
 LIGHT_WEIGHT = 0.5
+# ...and a generic verb no training has ("venir", "conseguir") weighs this
+# share of an unknown word: it is not the subject the trainings lack.
+UNKNOWN_LIGHT = 0.25
 # A word of the same family (a long shared beginning) counts this much.
 FAMILY_QUALITY = 0.7
 # A typo (one or two edits from a known word) counts this much of the word.
@@ -416,7 +419,7 @@ class _Index:
     def _weight(self, term):
         if term in self.idf:
             return self.idf[term]
-        return self.unknown_idf * (LIGHT_WEIGHT if term in self.light else 1.0)
+        return self.unknown_idf * (UNKNOWN_LIGHT if term in self.light else 1.0)
 
     def best(self, message, kind):
         weights = {t: self._weight(t) * q for t, q in message.items()}
