@@ -9,16 +9,13 @@ def create_app(config=None, config_path=None):
     # gunicorn master does) costs nothing of Flask, peewee or the API.
     import logging
 
-    from flask import Flask
-
     from .api import init_api, openapi_settings
-    from .api.json import ApiJSONProvider
+    from .api.application import PlatformFlask
     from .api.ratelimit import SlidingWindowLimiter
     from .config import load_config
     from .db import database, init_database
 
-    app = Flask(__name__)
-    app.json = ApiJSONProvider(app)
+    app = PlatformFlask(__name__)
     app.config.update(load_config(config_path, overrides=config))
     app.config.update(openapi_settings(__version__))
     # Werkzeug enforces this while the body is read (chunked bodies included).

@@ -1,5 +1,6 @@
 """The JSON encoder of every response."""
 
+import json
 from datetime import date, datetime
 
 from flask.json.provider import DefaultJSONProvider
@@ -15,6 +16,14 @@ class ApiJSONProvider(DefaultJSONProvider):
 
     sort_keys = False
 
+    def __init__(self, app):
+        super().__init__(app)
+        # Response bodies share one compact encoder; json.dumps with options
+        # builds a new one for every call.
+        self._body_encoder = json.JSONEncoder(
+            default=self.default, ensure_ascii=self.ensure_ascii, separators=(",", ":")
+        )
+
     @staticmethod
     def default(value):
         if isinstance(value, datetime):
@@ -22,3 +31,9 @@ class ApiJSONProvider(DefaultJSONProvider):
         if isinstance(value, date):
             return value.isoformat()
         return DefaultJSONProvider.default(value)
+
+    def response(self, *args, **kwargs):
+        if self._app.debug:
+            return super().response(*args, **kwargs)  # indented, for reading
+        body = self._body_encoder.encode(self._prepare_response_obj(args, kwargs))
+        return self._app.response_class(f"{body}\n", mimetype=self.mimetype)

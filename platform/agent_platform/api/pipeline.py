@@ -2,8 +2,8 @@
 rate limit, scope, workspace. Views only ever see an authorised caller."""
 
 import io
+import os
 import re
-import uuid
 
 from flask import current_app, g, request
 
@@ -31,10 +31,14 @@ def admit():
 
 def assign_request_id():
     incoming = request.environ.get("HTTP_X_REQUEST_ID", "")
-    g.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+    # 32 random hex digits, as uuid4().hex but without building a UUID.
+    g.request_id = incoming if _REQUEST_ID.match(incoming) else os.urandom(16).hex()
 
 
 def check_body_size():
+    environ = request.environ
+    if not environ.get("CONTENT_LENGTH") and not environ.get("wsgi.input_terminated"):
+        return  # no body at all: most GETs
     limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
     if request.content_length is None and request.environ.get("wsgi.input_terminated"):
         _buffer_body_of_unknown_length(limit)
@@ -148,10 +152,12 @@ def _check_workspace(api_key):
 
 
 def add_headers(response):
-    response.headers["X-Request-ID"] = g.get("request_id", "")
+    # Only this hook sets these headers, so they are added, not searched for and replaced.
+    headers = response.headers
+    headers.add("X-Request-ID", g.get("request_id", ""))
     decision = g.get("rate_limit")
     if decision is not None:
-        response.headers["X-RateLimit-Limit"] = str(decision.limit)
-        response.headers["X-RateLimit-Remaining"] = str(decision.remaining)
-        response.headers["X-RateLimit-Reset"] = str(decision.reset_at)
+        headers.add("X-RateLimit-Limit", str(decision.limit))
+        headers.add("X-RateLimit-Remaining", str(decision.remaining))
+        headers.add("X-RateLimit-Reset", str(decision.reset_at))
     return response

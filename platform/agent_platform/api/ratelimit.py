@@ -11,11 +11,10 @@ import math
 import threading
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):  # made on every request: a tuple is the cheapest immutable record
     allowed: bool
     limit: int
     remaining: int

@@ -1,5 +1,6 @@
 """Companies, their workspaces, and the API keys that act in one workspace."""
 
+import json
 from functools import lru_cache
 
 from peewee import BooleanField, CharField, ForeignKeyField
@@ -24,6 +25,20 @@ class Workspace(TimestampedModel):
         return Workspace.select(Workspace.company).where(Workspace.id == workspace_id).scalar()
 
 
+class ScopesField(JSONField):
+    """A key's scopes, read on every request. Keys share a handful of scope
+    sets, so each stored set is decoded once and then shared, as a tuple
+    that no caller can change."""
+
+    def python_value(self, value):
+        return None if value is None else _decoded_scopes(value)
+
+
+@lru_cache(maxsize=256)
+def _decoded_scopes(stored):
+    return tuple(json.loads(stored))
+
+
 class ApiKey(TimestampedModel):
     """A key is shown once; only the SHA-256 of the whole key is stored.
 
@@ -36,7 +51,7 @@ class ApiKey(TimestampedModel):
     name = CharField(max_length=200)
     lookup_id = CharField(max_length=32, unique=True)
     key_hash = CharField(max_length=64)
-    scopes = JSONField()
+    scopes = ScopesField()
     last_used_at = UtcDateTimeField(null=True)
     revoked_at = UtcDateTimeField(null=True)
 
