@@ -463,17 +463,17 @@ _ES_CONCEPTS = {
 # sell skateboards?" is about skateboards); they weigh less than other words.
 _EN_LIGHT = (
     "sell sells buy have has offer offers provide get give bring take use accept allow come "
-    "came go goes went see saw find put keep try"
+    "came go goes went see saw find put keep try work"
 )
 _PT_LIGHT = (
     "vender vendem vende comprar oferecer oferecem aceitar aceitam aceita trazer levar usar dar "
     "passar ir vir ver achar achei acho encontrar conseguir conseguem precisar precisa querem "
-    "pouco pouca algum alguma nenhum nenhuma"
+    "pouco pouca algum alguma nenhum nenhuma trabalhar"
 )
 _ES_LIGHT = (
     "vender venden vendeis comprar ofrecer ofrecen aceptar aceptan aceptais traer llevar usar dar "
     "poner pongo pasar ir voy vas va van venir vengo ver veo dan doy conseguir consigo necesitar "
-    "necesitais saber sabeis querer quereis encontrar mismo misma"
+    "necesitais saber sabeis querer quereis encontrar mismo misma trabajar"
 )
 
 # Word families a suffix stripper cannot join (irregular forms), as stems.
