@@ -1,7 +1,9 @@
 """The WhatsApp callback URL: subscription check, signatures over the raw
 bytes, unknown channels, the per-channel bound, malformed bodies."""
 
+import io
 import json
+import re
 
 import pytest
 
@@ -152,3 +154,47 @@ def test_the_bound_is_per_channel_and_counts_signed_requests_only(app, client, c
     assert int(refused.headers["Retry-After"]) >= 1
     assert post(client, second["id"], messages_payload(text(wamid="wamid.9"))).status_code == 200
     assert Message.select().count() == 4
+
+
+def signed_post(client, channel_id, payload, headers=(), **options):
+    body = json.dumps(payload).encode()
+    headers = {
+        "Content-Type": "application/json",
+        "X-Hub-Signature-256": sign(body),
+        **dict(headers),
+    }
+    return client.post(f"/inbound/whatsapp/{channel_id}", data=body, headers=headers, **options)
+
+
+def test_a_stored_post_answers_with_its_request_id(client, channel):
+    payload = messages_payload(text(wamid="wamid.given"))
+    given = signed_post(client, channel["id"], payload, headers={"X-Request-ID": "req-42.a_b"})
+    assert (given.status_code, given.mimetype) == (200, "application/json")
+    assert given.headers["X-Request-ID"] == "req-42.a_b"
+    for number, headers in enumerate(({}, {"X-Request-ID": "not valid!"})):
+        payload = messages_payload(text(wamid=f"wamid.made.{number}"))
+        made = signed_post(client, channel["id"], payload, headers=headers)
+        assert data(made)["messages"] == 1
+        assert re.fullmatch("[0-9a-f]{32}", made.headers["X-Request-ID"])
+    assert Message.select().count() == 3
+
+
+def test_posts_of_unknown_length_over_the_limit_or_elsewhere_are_answered_by_flask(
+    app, client, channel
+):
+    # A chunked body (no Content-Length) is stored all the same.
+    body = json.dumps(messages_payload(text(wamid="wamid.chunked"))).encode()
+    chunked = client.post(
+        f"/inbound/whatsapp/{channel['id']}",
+        input_stream=io.BytesIO(body),
+        headers={"Transfer-Encoding": "chunked", "X-Hub-Signature-256": sign(body)},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert data(chunked)["messages"] == 1 and chunked.headers["X-Request-ID"]
+    app.config["LIMITS_MAX_BODY_BYTES"] = 100
+    too_large = signed_post(client, channel["id"], messages_payload(text(wamid="wamid.big")))
+    assert_error(too_large, 413, "PAYLOAD_TOO_LARGE")
+    app.config["LIMITS_MAX_BODY_BYTES"] = 10**6
+    slash = signed_post(client, channel["id"] + "/", messages_payload(text(wamid="wamid.slash")))
+    assert_error(slash, 404, "NOT_FOUND")
+    assert Message.select().count() == 1
