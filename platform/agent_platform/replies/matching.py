@@ -7,10 +7,14 @@ for emphasis squeezed ("pleeease"), chat abbreviations expanded ("qnto",
 stripper (English, Portuguese, Spanish; Spanish also drops pronouns joined
 to a verb: "devolverlo"), and everyday customer-service synonyms mapped to
 one concept term ("@price" for price / fee / "how much" / "quanto custa";
-"@pay" for card / pix / tarjeta; "@complaint", "@praise" and "@wrong" mark
-feelings); a word under a concept keeps its own term as `Token.alias`, so
-the exact word can count a little more than a synonym. Generic verbs
-("sell", "offer") are listed as light: they weigh less. `Fuzzy` finds the
+"@pay" for card / pix / tarjeta; "@home" for house / apartment / domicilio;
+"@complaint", "@praise" and "@wrong" mark feelings, "@job" and "@human" a
+job seeker and a customer asking for a person); a word under a concept
+keeps its own term as `Token.alias`, so the exact word can count a little
+more than a synonym. Generic verbs
+("sell", "offer", "come", "venir", "achar") are listed as light: they weigh
+less. Derived nouns share their verb's stem (storage / store, embalaje /
+embalar, montagem / montar, mudanza / mudar). `Fuzzy` finds the
 known word a typo was meant to be (a short word's changed letter must be a
 neighbour key), `Prefixes` a word of the same family the stemmer missed
 ("cachorrito" / "cachorro"), `Endings` the word a compound ends with
@@ -310,7 +314,8 @@ _EN_CONCEPTS = {
 }
 _PT_CONCEPTS = {
     "@price": "preco, precos, valor, custa, custam, custo, cobra, cobram, cobrar, taxa, caro, "
-    "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai, custaria, custariam",
+    "barato, gratis, gratuito, gratuita, quanto e, quanto fica, quanto sai, custaria, custariam, "
+    "de graca",
     "@time": "quando, prazo, prazos, demora, demoram, demorar, quanto tempo, quantos dias, "
     "em quanto tempo, que dia, antecedencia, com antecedencia, pronto, pronta, prontos, prontas",
     "@hours": "horario, horarios, abre, abrem, fecha, fecham, aberto, aberta, que horas",
