@@ -11,9 +11,17 @@ than the request itself (the pragmas, and a WAL checkpoint whenever the last
 connection closes).
 """
 
+import sqlite3
+from datetime import datetime
+
 from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
+
+# Times are stored as sqlite3's default adapter writes them, dt.isoformat(" "),
+# which is str(dt): the builtin, rather than that adapter's Python function
+# called for every time in every statement (as peewee does for dates).
+sqlite3.register_adapter(datetime, str)
 
 database = PooledSqliteDatabase(None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600)
 

@@ -4,7 +4,7 @@ changes. All are idempotent and run in one transaction each; see their
 docstrings for the contract."""
 
 from collections import namedtuple
-from datetime import UTC
+from datetime import UTC, datetime
 
 from peewee import _savepoint
 
@@ -69,10 +69,21 @@ def receive_inbound(channel, inbound, now=None):
             **_inbound_content(inbound),
         )
         conversation.touch(now)
-        data = {**render(message), "contact": _contact_summary(contact)}
+        data = {**_rendered(message), "contact": _contact_summary(contact)}
         emit(channel.workspace_id, "message.received", data, now=now)
         replies.schedule_reply(conversation, message, now)  # the agent's answer (issue 7)
         return InboundResult(message, False)
+
+
+def _rendered(message):
+    """render(message) for a message just stored from an adapter: its JSON
+    columns hold JSON values already (they were just stored as JSON), so
+    only its own times need formatting, not a walk of every value."""
+    stamp = formats.utc_timestamp
+    return {
+        name: stamp(value) if type(value) is datetime else value
+        for name, value in message.as_dict().items()
+    }
 
 
 def _atomic():

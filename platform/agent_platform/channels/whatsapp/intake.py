@@ -20,6 +20,7 @@ import dataclasses
 import hmac
 import json
 import logging
+import re
 import threading
 from collections import Counter
 
@@ -37,11 +38,13 @@ from .signature import signature_matches
 log = logging.getLogger("agent_platform.whatsapp")
 
 OUTCOMES = ("messages", "duplicates", "statuses", "reactions", "notices", "failed")
+# A channel id as the platform writes it (the form of every callback URL it gives out).
+CANONICAL_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def whatsapp_channel(channel_id):
     """The active WhatsApp channel `channel_id`, else 404 CHANNEL_NOT_FOUND."""
-    canonical = canonical_uuid(channel_id)
+    canonical = channel_id if CANONICAL_ID.fullmatch(channel_id) else canonical_uuid(channel_id)
     channel = canonical and Channel.active_by_id(canonical)
     if not channel or channel.type != "whatsapp":
         raise NotFound(f"No active WhatsApp channel {channel_id}.", code="CHANNEL_NOT_FOUND")
@@ -141,6 +144,8 @@ class GroupCommit:
             self._pending.append(unit)
             if not self._leading:
                 self._leading = unit.leads = True
+            else:  # it will wait: only then does it need something to wait on
+                unit.wake = threading.Event()
         while not unit.finished:
             if unit.leads:
                 self._lead()
@@ -171,7 +176,8 @@ class GroupCommit:
                     successor.leads = True
             for unit in batch:
                 unit.leads, unit.finished = False, True
-                unit.wake.set()
+                if unit.wake is not None:
+                    unit.wake.set()
             if successor is not None:
                 successor.wake.set()
 
@@ -179,7 +185,7 @@ class GroupCommit:
 class _Unit:
     def __init__(self, work):
         self.work = work
-        self.wake = threading.Event()
+        self.wake = None  # a threading.Event, made for units that wait
         self.leads = self.finished = False
         self.result = self.error = None
 
