@@ -330,3 +330,27 @@ def test_a_question_wholly_in_the_message_beats_a_close_runner_up_whose_is_not()
     assert decision.runner_up > 0.9 * decision.score  # a near tie but for the whole question
     # Neither question wholly in the message: the near tie is left to a human.
     assert not decide("opening hours of the gym?", trainings, "en").answered
+
+
+def test_regional_words_for_the_same_thing():
+    gym = [
+        {"id": "pool", "type": "qa", "question": "¿Tienen piscina?",
+         "answer": "Sí, de 25 metros."},
+        {"id": "parking", "type": "qa", "question": "¿Dónde estaciono el coche?",
+         "answer": "En el sótano, gratis."},
+    ]  # fmt: skip
+    assert chosen("tienen alberca?", gym, "es-MX") == "pool"  # Mexico
+    assert chosen("hay pileta?", gym, "es-AR") == "pool"  # Argentina
+    assert chosen("donde dejo el carro?", gym, "es-MX") == "parking"
+
+
+def test_same_and_other_weigh_little():
+    moves = [
+        {"id": "local", "type": "qa", "question": "¿Cuánto cuesta una mudanza dentro de la ciudad?",
+         "answer": "Desde 250 €."},
+        {"id": "national", "type": "qa", "question": "¿Hacéis mudanzas a otras ciudades?",
+         "answer": "Sí, a toda la península."},
+    ]  # fmt: skip
+    # "otro" (another flat) shares a word with "otras ciudades", but says little.
+    message = "cuanto cuesta mudarme a otro piso en la misma ciudad"
+    assert chosen(message, moves, "es") == "local"

@@ -290,6 +290,7 @@ _EN_CONCEPTS = {
     "@defect": "broken, broke, damaged, defective, faulty, cracked, torn, ripped, "
     "not working, doesnt work, stopped working, hole, holes, scratch, scratched, scratches",
     "@clothes": "clothes, clothing, garment, garments, outfit, outfits",
+    "@car": "car, cars, auto, autos, automobile, automobiles",
     "@age": "how old, age, ages, years old, minimum age",
     "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric, son, sons, "
     "daughter, daughters, baby, babies",
@@ -366,6 +367,7 @@ _PT_CONCEPTS = {
     "estragada, rasgado, rasgada, nao funciona, parou de funcionar, rasgou, arranhado, arranhada, "
     "amassado, amassada",
     "@clothes": "roupa, roupas, peca de roupa, pecas de roupa, vestuario",
+    "@car": "carro, carros, automovel, automoveis",
     "@age": "idade, idades, anos de idade, idade minima",
     "@kid": "crianca, criancas, infantil, filho, filha, filhos, filhas, bebe, bebes",
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
@@ -440,6 +442,8 @@ _ES_CONCEPTS = {
     "danada, no funciona, no enciende, no prende, dejo de funcionar, agujero, agujeros, rayado, "
     "rayada, abollado, abollada",
     "@clothes": "ropa, prenda, prendas, vestimenta",
+    "@car": "coche, coches, carro, carros, auto, autos, automovil, automoviles",
+    "@pool": "piscina, piscinas, alberca, albercas, pileta, piletas",
     "@age": "edad, edades, edad minima, anos de edad",
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
     "@pet": "mascota, mascotas, perro, perros, perrito, perrita, gato, gatos, gatito, gatita",
@@ -468,17 +472,17 @@ _ES_CONCEPTS = {
 # sell skateboards?" is about skateboards); they weigh less than other words.
 _EN_LIGHT = (
     "sell sells buy have has offer offers provide get give bring take use accept allow come "
-    "came go goes went see saw find put keep try work"
+    "came go goes went see saw find put keep try work other another"
 )
 _PT_LIGHT = (
     "vender vendem vende comprar oferecer oferecem aceitar aceitam aceita trazer levar usar dar "
     "passar ir vir ver achar achei acho encontrar conseguir conseguem precisar precisa querem "
-    "pouco pouca algum alguma nenhum nenhuma trabalhar"
+    "pouco pouca algum alguma nenhum nenhuma trabalhar outro outra outros outras mesmo mesma"
 )
 _ES_LIGHT = (
     "vender venden vendeis comprar ofrecer ofrecen aceptar aceptan aceptais traer llevar usar dar "
     "poner pongo pasar ir voy vas va van venir vengo ver veo dan doy conseguir consigo necesitar "
-    "necesitais saber sabeis querer quereis encontrar mismo misma trabajar"
+    "necesitais saber sabeis querer quereis encontrar mismo misma trabajar otro otra otros otras"
 )
 
 # Word families a suffix stripper cannot join (irregular forms), as stems.
