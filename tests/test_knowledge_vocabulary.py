@@ -11,7 +11,7 @@ relative margin."""
 import pytest
 
 from agent_platform.replies.knowledge import decide
-from agent_platform.replies.matching import Fuzzy, stem_es, terms
+from agent_platform.replies.matching import Endings, Fuzzy, stem_es, terms
 
 BAKERY = [
     {"id": "hours", "type": "qa", "question": "What are your opening hours?",
@@ -128,6 +128,8 @@ def test_spanish_pronouns_joined_to_a_verb_are_dropped():
 def test_a_compound_word_matches_the_word_it_ends_with():
     assert chosen("venden pupilentes?", OPTICA, "es-MX") == "contacto"
     assert chosen("venden anteojos?", OPTICA, "es-MX") is None
+    assert Endings(["microchip"]).closest("chip") == "microchip"  # 4 letters of 9
+    assert Endings(["microchips"]).closest("chip") is None  # 4 of 10: too little of it
 
 
 def test_a_short_concept_word_must_be_written_as_listed():

@@ -701,7 +701,8 @@ class Endings:
     """Known words by their last letters: `closest(word)` -> a known word
     that is the other's ending, the longer one a compound of it ("microchip" /
     "chip", "pupilentes" / "lentes"): the shorter of at least 4 letters and
-    half the longer; the longest such known word; or None."""
+    half the longer (less one letter: "chip" / "microchip"); the longest such
+    known word; or None."""
 
     def __init__(self, known_words):
         self.by_end = {}
@@ -715,7 +716,7 @@ class Endings:
         best = None
         for known in self.by_end.get(word[-4:], ()):
             short, long = sorted((word, known), key=len)
-            if long.endswith(short) and len(short) * 2 >= len(long) and short != long:
+            if long.endswith(short) and len(short) * 2 + 1 >= len(long) and short != long:
                 if best is None or len(known) > len(best):
                     best = known
         return best
