@@ -356,3 +356,21 @@ def test_same_and_other_weigh_little():
     # "otro" (another flat) shares a word with "otras ciudades", but says little.
     message = "cuanto cuesta mudarme a otro piso en la misma ciudad"
     assert chosen(message, moves, "es") == "local"
+
+
+@pytest.mark.parametrize(
+    ("message", "language"),
+    [
+        ("can we eat there?", "en"),
+        ("da pra comer no local?", "pt-BR"),
+        ("se puede comer ahi?", "es"),
+    ],
+)
+def test_eating_in_is_sitting_in(message, language):
+    cafe = [
+        {"id": "seating", "type": "qa", "question": "Can we sit in? ¿Hay mesas? Tem mesas?",
+         "answer": "Yes, 20 seats inside."},
+        {"id": "menu", "type": "qa", "question": "What do you serve? ¿Qué sirven? O que servem?",
+         "answer": "Coffee, tea and pastries."},
+    ]  # fmt: skip
+    assert chosen(message, cafe, language) == "seating"

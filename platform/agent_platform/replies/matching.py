@@ -291,6 +291,7 @@ _EN_CONCEPTS = {
     "not working, doesnt work, stopped working, hole, holes, scratch, scratched, scratches",
     "@clothes": "clothes, clothing, garment, garments, outfit, outfits",
     "@car": "car, cars, auto, autos, automobile, automobiles",
+    "@dinein": "eat in, dine in, eat there, eat here, sit in, sit down, seating, seats",
     "@age": "how old, age, ages, years old, minimum age",
     "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric, son, sons, "
     "daughter, daughters, baby, babies",
@@ -368,6 +369,8 @@ _PT_CONCEPTS = {
     "amassado, amassada",
     "@clothes": "roupa, roupas, peca de roupa, pecas de roupa, vestuario",
     "@car": "carro, carros, automovel, automoveis",
+    "@dinein": "comer ai, comer aqui, comer no local, consumir no local, lugar para sentar, "
+    "mesas, mesinhas",
     "@age": "idade, idades, anos de idade, idade minima",
     "@kid": "crianca, criancas, infantil, filho, filha, filhos, filhas, bebe, bebes",
     "@pet": "pet, pets, cachorro, cachorros, cachorra, cao, caes, gato, gatos, gata, animais, "
@@ -443,6 +446,7 @@ _ES_CONCEPTS = {
     "rayada, abollado, abollada",
     "@clothes": "ropa, prenda, prendas, vestimenta",
     "@car": "coche, coches, carro, carros, auto, autos, automovil, automoviles",
+    "@dinein": "comer ahi, comer alli, comer aqui, comer en el local, consumir en el local, mesas",
     "@pool": "piscina, piscinas, alberca, albercas, pileta, piletas",
     "@age": "edad, edades, edad minima, anos de edad",
     "@kid": "nino, ninos, nina, ninas, infantil, infantiles, hijo, hija, hijos, hijas, bebe, bebes",
