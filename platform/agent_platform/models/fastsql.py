@@ -11,21 +11,30 @@ from datetime import datetime
 from functools import cache
 
 from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
+from peewee import __exception_wrapper__ as _peewee_errors
 
 from ..db import database
 from .base import JSONField
 
 
+def run(sql, params=()):
+    """`database.execute_sql(sql, params)` without its per-statement debug
+    logging and query hooks (the service sets none): a cursor of the
+    thread's connection, raising peewee's error types all the same."""
+    with _peewee_errors:
+        return database.cursor().execute(sql, params)
+
+
 def fetch_one(model, sql, *params):
     """The first row of `sql` (selecting the model's columns) as a `model`, or None."""
-    cursor = database.execute_sql(sql, params)
+    cursor = run(sql, params)
     row = cursor.fetchone()
     return None if row is None else _instance(model, _layout_of(model, cursor), row)
 
 
 def fetch_all(model, sql, *params):
     """Every row of `sql` as `model` instances."""
-    cursor = database.execute_sql(sql, params)
+    cursor = run(sql, params)
     layout = _layout_of(model, cursor)
     return [_instance(model, layout, row) for row in cursor.fetchall()]
 
@@ -103,12 +112,12 @@ class Listing:
 
 
 def scalar(sql, *params):
-    row = database.execute_sql(sql, params).fetchone()
+    row = run(sql, params).fetchone()
     return row[0] if row else None
 
 
 def execute(sql, *params):
-    return database.execute_sql(sql, params)
+    return run(sql, params)
 
 
 @cache
@@ -171,6 +180,6 @@ def insert(instance):
         if value is not None and (write is not None or type(value) not in _PLAIN_VALUES):
             value = (write or fields[name].db_value)(value)
         params.append(value)
-    database.execute_sql(sql, params)
+    run(sql, params)
     instance._dirty.clear()
     return instance
