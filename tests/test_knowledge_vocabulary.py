@@ -374,3 +374,30 @@ def test_eating_in_is_sitting_in(message, language):
          "answer": "Coffee, tea and pastries."},
     ]  # fmt: skip
     assert chosen(message, cafe, language) == "seating"
+
+
+_FOOD_AND_BIKES = {
+    "en": ("Do you have vegan cakes?", "Can you fix a flat tyre?", "How much is a cake?"),
+    "pt-BR": ("Tem bolo vegano?", "Vocês consertam pneu furado?", "Quanto custa um bolo?"),
+    "es": ("¿Tienen pasteles veganos?", "¿Arreglan pinchazos?", "¿Cuánto cuesta un pastel?"),
+}
+
+
+@pytest.mark.parametrize(
+    ("message", "expected", "language"),
+    [
+        ("anything lactose free?", "vegan", "en"),
+        ("tem bolo sem lactose?", "vegan", "pt-BR"),
+        ("tienen algo sin lactosa?", "vegan", "es"),
+        ("got a puncture on the way", "flat", "en"),
+        ("furou o pneu da bike", "flat", "pt-BR"),
+        ("tengo la rueda pinchada", "flat", "es"),
+    ],
+)
+def test_dairy_free_is_vegan_and_a_puncture_is_a_flat(message, expected, language):
+    questions = _FOOD_AND_BIKES[language]
+    trainings = [
+        {"id": name, "type": "qa", "question": question, "answer": "Yes."}
+        for name, question in zip(("vegan", "flat", "cake"), questions, strict=True)
+    ]
+    assert chosen(message, trainings, language) == expected

@@ -291,6 +291,8 @@ _EN_CONCEPTS = {
     "not working, doesnt work, stopped working, hole, holes, scratch, scratched, scratches",
     "@clothes": "clothes, clothing, garment, garments, outfit, outfits",
     "@car": "car, cars, auto, autos, automobile, automobiles",
+    "@flat": "flat tire, flat tires, flat tyre, flat tyres, puncture, punctures, punctured",
+    "@vegan": "vegan, vegans, plant based, dairy free, no dairy, without dairy, lactose free",
     "@dinein": "eat in, dine in, eat there, eat here, sit in, sit down, seating, seats",
     "@age": "how old, age, ages, years old, minimum age",
     "@kid": "kid, kids, child, children, toddler, toddlers, pediatric, paediatric, son, sons, "
@@ -369,6 +371,8 @@ _PT_CONCEPTS = {
     "amassado, amassada",
     "@clothes": "roupa, roupas, peca de roupa, pecas de roupa, vestuario",
     "@car": "carro, carros, automovel, automoveis",
+    "@flat": "pneu furado, pneus furados, furou o pneu, furou meu pneu, pneu murcho",
+    "@vegan": "vegano, vegana, veganos, veganas, sem lactose, zero lactose",
     "@dinein": "comer ai, comer aqui, comer no local, consumir no local, lugar para sentar, "
     "mesas, mesinhas",
     "@age": "idade, idades, anos de idade, idade minima",
@@ -446,6 +450,8 @@ _ES_CONCEPTS = {
     "rayada, abollado, abollada",
     "@clothes": "ropa, prenda, prendas, vestimenta",
     "@car": "coche, coches, carro, carros, auto, autos, automovil, automoviles",
+    "@flat": "pinchazo, pinchazos, ponchadura, llanta ponchada, rueda pinchada, neumatico pinchado",
+    "@vegan": "vegano, vegana, veganos, veganas, sin lactosa, deslactosado, sin lacteos",
     "@dinein": "comer ahi, comer alli, comer aqui, comer en el local, consumir en el local, mesas",
     "@pool": "piscina, piscinas, alberca, albercas, pileta, piletas",
     "@age": "edad, edades, edad minima, anos de edad",
