@@ -251,8 +251,7 @@ _EN_CONCEPTS = {
     "any slots, a slot, free slot, fit me in, squeeze me in",
     "@job": "hiring, vacancy, vacancies, job opening, job openings, career, careers, work for you",
     "@fear": "afraid, scared, terrified, nervous, anxious, anxiety, fear, phobia",
-    "@companion": "friend, friends, boyfriend, girlfriend, partner, wife, husband, guest, guests, "
-    "companion",
+    "@companion": "friend, friends, boyfriend, girlfriend, wife, husband, guest, guests, companion",
     "@human": "talk to a person, speak to a person, talk to a human, speak to a human, "
     "talk to someone, speak to someone, real person, human agent, talk to an agent, "
     "speak to an agent",
@@ -262,7 +261,7 @@ _EN_CONCEPTS = {
     "@cancel": "cancel, cancellation, cancelled, canceled, call off, called off, cant make it, "
     "wont make it",
     "@refund": "refund, refunds, reimburse, reimbursement, money back",
-    "@home": "home, homes, house, apartment, apartments, flat, condo, my place, doorstep",
+    "@home": "home, homes, house, apartment, apartments, condo, my place, doorstep",
     "@medicine": "medicine, medicines, medication, medications, meds",
     "@plan": "plan, plans, subscription, subscriptions, subscribe, membership, memberships, "
     "member, members",
