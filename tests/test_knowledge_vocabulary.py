@@ -259,6 +259,7 @@ def test_forgetting_something_oneself_is_not_a_complaint():
     ]  # fmt: skip
     assert chosen("i forgot to add a drink to my order, can i add it?", trainings) == "change"
     assert chosen("you forgot my drink", trainings) == "wrong"  # the shop's mistake
+    assert "@wrong" in terms("they forgot to add my drink", "en")
     assert "@wrong" not in terms("esqueci de pedir o recibo", "pt-BR")
     assert "@wrong" in terms("vcs esqueceram meu pedido", "pt-BR")
 

@@ -311,6 +311,7 @@ _EN_CONCEPTS = {
     "useless, ridiculous, disappointed, disappointing, complaint, complain, angry",
     "@praise": "amazing, loved, excellent, fantastic, wonderful, delicious",
     "@wrong": "wrong, incorrect, mistake, mistaken, missing, forgot, forgotten, you forgot to, "
+    "they forgot to, he forgot to, she forgot to, "
     "charged twice, charged me twice, double charged, charged double",
     "": "good morning, good afternoon, good evening, good night, thank you, i forgot to, "
     "forgot to, quick question, how are you, by the way, see you, see ya, talk soon",
