@@ -1,3 +1,6 @@
+from datetime import datetime
+
+from agent_platform.models import CustomField
 from conftest import assert_error
 
 
@@ -180,3 +183,26 @@ def test_scopes(make_caller):
     assert_error(writer.get(f"/v1/custom-fields/{field_id}"), 403, "INSUFFICIENT_SCOPE")
     assert reader.get(f"/v1/custom-fields/{field_id}").status_code == 200
     assert_error(reader.put(f"/v1/custom-fields/{field_id}/archive"), 403, "INSUFFICIENT_SCOPE")
+
+
+def test_a_page_renders_every_field_as_getting_it_does(app, caller):
+    """Pages are rendered by SQLite, single fields in Python: both must agree."""
+    create(caller, name="Größe 😀", field_type="multiselect", options=["ä", 'b"c', "d\\e"])
+    create(caller, name="Notes", is_required=True, display_order=7)
+    archived = create(caller, name="Old").get_json()["data"]["id"]
+    caller.put(f"/v1/custom-fields/{archived}/archive")
+    whole_second = create(caller, name="Since").get_json()["data"]["id"]
+    with app.app_context():
+        # A time stored without a fraction (microsecond 0) renders .000000 both ways.
+        stamp = datetime(2026, 1, 2, 3, 4, 5)
+        CustomField.update(created_at=stamp).where(CustomField.id == whole_second).execute()
+
+    page = caller.get("/v1/custom-fields?include_archived=true&limit=100").get_json()["data"]
+    assert len(page) == 4
+    for item in page:
+        assert item == caller.get(f"/v1/custom-fields/{item['id']}").get_json()["data"]
+    rendered = {item["name"]: item for item in page}
+    assert rendered["Since"]["created_at"] == "2026-01-02T03:04:05.000000Z"
+    assert rendered["Größe 😀"]["options"] == ["ä", 'b"c', "d\\e"]
+    assert (rendered["Notes"]["is_required"], rendered["Notes"]["display_order"]) == (True, 7)
+    assert (rendered["Old"]["is_archived"], rendered["Notes"]["is_archived"]) == (True, False)

@@ -5,6 +5,7 @@ from datetime import date, datetime
 
 from flask.json.provider import DefaultJSONProvider
 
+from ..models.sqljson import RawJson
 from ..services.formats import utc_timestamp
 
 
@@ -33,7 +34,18 @@ class ApiJSONProvider(DefaultJSONProvider):
         return DefaultJSONProvider.default(value)
 
     def response(self, *args, **kwargs):
-        if self._app.debug:
+        obj = self._prepare_response_obj(args, kwargs)
+        if isinstance(obj, dict) and isinstance(obj.get("data"), RawJson):
+            body = self._with_raw_data(obj)
+        elif self._app.debug:
             return super().response(*args, **kwargs)  # indented, for reading
-        body = self._body_encoder.encode(self._prepare_response_obj(args, kwargs))
+        else:
+            body = self._body_encoder.encode(obj)
         return self._app.response_class(f"{body}\n", mimetype=self.mimetype)
+
+    def _with_raw_data(self, obj):
+        """A body whose `data` SQLite already wrote (a page): that text goes in as it is."""
+        rest = self._body_encoder.encode(
+            {key: value for key, value in obj.items() if key != "data"}
+        )
+        return f'{{"data":{obj["data"].text}' + (f",{rest[1:]}" if rest != "{}" else "}")

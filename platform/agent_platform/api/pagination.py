@@ -114,7 +114,7 @@ class RenderedPageBodySchema(PageBodySchema):
     def dump(self, page, *, many=None):
         render = self.ITEM_SCHEMA.render
         return Bare(
-            data=[render(item) for item in page.items],
+            data=page.items if page.rendered else [render(item) for item in page.items],
             pagination=_numbers(page, "limit"),
             meta=_numbers(page, "per_page"),
         )

@@ -4,6 +4,7 @@ from peewee import BooleanField, CharField, ForeignKeyField, IntegerField
 
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .fastsql import Listing
+from .sqljson import JsonForm
 from .tenancy import Workspace
 
 
@@ -24,24 +25,30 @@ class CustomField(TimestampedModel, WorkspaceScoped):
     def company_id(self):
         return Workspace.company_of(self.workspace_id)
 
+    # The API's form of a custom field: as_dict() for one, SQL for a page.
+    API_FORM = (
+        "id",
+        "company_id",
+        "name",
+        "field_type",
+        "options",
+        "is_required",
+        "display_order",
+        "is_archived",
+        "created_at",
+        "updated_at",
+    )
+
     def as_dict(self):
-        """The API's form of a custom field."""
-        return {
-            "id": self.id,
-            "company_id": self.company_id,
-            "name": self.name,
-            "field_type": self.field_type,
-            "options": self.options,
-            "is_required": self.is_required,
-            "display_order": self.display_order,
-            "is_archived": self.is_archived,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        return {name: getattr(self, name) for name in self.API_FORM}
 
     @classmethod
     def listed(cls, workspace_id, include_archived):
-        return Listing(cls, workspace=workspace_id, is_archived=None if include_archived else False)
+        listing = Listing(
+            cls, workspace=workspace_id, is_archived=None if include_archived else False
+        )
+        company_id = Workspace.company_of(workspace_id)
+        return listing.rendered(JsonForm(cls, cls.API_FORM, company_id=company_id))
 
     @classmethod
     def active_named(cls, workspace_id, name, excluding_id=None):

@@ -103,6 +103,12 @@ class Listing:
         self.model = model
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         self.text = f'SELECT * FROM "{model._meta.table_name}"{where}'
+        self.form = None
+
+    def rendered(self, form):
+        """Have pages of this listing rendered by SQLite in `form` (a sqljson.JsonForm)."""
+        self.form = form
+        return self
 
     def sql(self):
         return self.text, self.params

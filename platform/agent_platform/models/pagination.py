@@ -21,6 +21,7 @@ class Page:
     items: list
     request: PageRequest
     total: int
+    rendered: bool = False  # items are the API's JSON array, written by SQLite (sqljson)
 
     @property
     def total_pages(self):
@@ -36,18 +37,26 @@ def paginate(query, model, paging):
     order): building a peewee query costs more than running it, and most of
     that is spelling out the columns, hence `table.*`.
     """
+    form = None
     if isinstance(query, fastsql.Listing):
         sql, params = query.sql()
+        form = query.form
     else:
         sql, params = query.select(Star(model)).order_by().sql()
     direction = "ASC" if paging.order == "asc" else "DESC"
     column = getattr(model, paging.sort).column_name
-    page_sql = (
-        f'SELECT * FROM ({sql}) ORDER BY "{column}" {direction}, "id" {direction} LIMIT ? OFFSET ?'
-    )
+    order = f'ORDER BY "{column}" {direction}, "id" {direction} LIMIT ? OFFSET ?'
     offset = (paging.page - 1) * paging.limit
-    items = fastsql.fetch_all(model, page_sql, *params, paging.limit, offset)
-    if 0 < len(items) < paging.limit or (not items and offset == 0):
+    page_params = (*params, paging.limit, offset)
+    if form is None:
+        items = fastsql.fetch_all(model, f"SELECT * FROM ({sql}) {order}", *page_params)
+        count = len(items)
+    else:
+        page_sql = f"SELECT {form.expression} FROM ({sql}) {order}"
+        rows = fastsql.execute(page_sql, *form.params, *page_params).fetchall()
+        items, count = form.read(rows), len(rows)
+    if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
-        return Page(items, paging, offset + len(items))
-    return Page(items, paging, fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params))
+        return Page(items, paging, offset + count, form is not None)
+    total = fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params)
+    return Page(items, paging, total, form is not None)
