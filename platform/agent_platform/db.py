@@ -18,10 +18,24 @@ from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
 
-# Times are stored as sqlite3's default adapter writes them, dt.isoformat(" "),
-# which is str(dt): the builtin, rather than that adapter's Python function
-# called for every time in every statement (as peewee does for dates).
-sqlite3.register_adapter(datetime, str)
+_last_time = (None, None)  # the last time bound, and its stored form
+
+
+def _stored_time(value):
+    """A time as sqlite3's default adapter stores it, dt.isoformat(" "), that
+    is str(dt), which costs more than the rest of binding a value. The times
+    of one change are one object (its `now`, bound to several columns and
+    statements), so the last one formatted is kept (by identity: the same
+    object always has the same text; holding it keeps its id from reuse)."""
+    global _last_time
+    last, text = _last_time
+    if value is not last:
+        text = str(value)
+        _last_time = (value, text)
+    return text
+
+
+sqlite3.register_adapter(datetime, _stored_time)
 
 database = PooledSqliteDatabase(None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600)
 

@@ -63,9 +63,11 @@ class JSONField(TextField):
     # Most stored documents are empty (no options, no metadata): those skip
     # the decoder, a large part of the cost of reading a page of rows.
     _EMPTY = {"[]": list, "{}": dict}
+    # One encoder for every write: json.dumps with options builds a new one each call.
+    _encode = json.JSONEncoder(separators=(",", ":")).encode
 
     def db_value(self, value):
-        return None if value is None else json.dumps(value, separators=(",", ":"))
+        return None if value is None else self._encode(value)
 
     def python_value(self, value):
         if value is None:
