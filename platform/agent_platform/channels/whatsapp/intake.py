@@ -22,7 +22,6 @@ import json
 import logging
 import re
 import threading
-from collections import Counter
 
 from ...db import transaction
 from ...errors import Forbidden, NotFound, RateLimited, Unauthorized, ValidationError
@@ -112,10 +111,10 @@ def store(channel, items, now=None):
 
 def _store(channel, items, now):
     """Runs inside the group's transaction."""
-    counts = Counter({outcome: 0 for outcome in OUTCOMES})
+    counts = dict.fromkeys(OUTCOMES, 0)
     for item in items:
         counts[_applied(channel, item, now)] += 1
-    return dict(counts)
+    return counts
 
 
 class GroupCommit:
