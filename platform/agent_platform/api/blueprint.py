@@ -26,6 +26,14 @@ class ApiParser(FlaskParser):
         # so a misspelt query parameter or body field is an error, not ignored.
         super().__init__(unknown=None)
 
+    def load_querystring(self, req, schema):
+        # webargs wraps the arguments in a proxy that looks for the schema's
+        # list fields on every request; without any, a plain dict of the first
+        # values reads the same.
+        if _takes_lists(type(schema)):
+            return super().load_querystring(req, schema)
+        return req.args.to_dict()
+
 
 class ApiBlueprint(Blueprint):
     ARGUMENTS_PARSER = ApiParser()
@@ -87,6 +95,12 @@ class ApiBlueprint(Blueprint):
         if schema is None or isinstance(schema, BareSchema):
             return schema
         return _data_envelope(type(schema), schema.many)
+
+
+@cache
+def _takes_lists(schema_class):
+    declared = schema_class._declared_fields.values()
+    return any(isinstance(field, fields.List | fields.Tuple) for field in declared)
 
 
 @cache
