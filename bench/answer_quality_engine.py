@@ -12,7 +12,7 @@ a small-talk line or a handoff count as no answer. The figures are the same
 as answer_quality.py's (top-1, passages, precision, coverage, abstained);
 they differ from it only where the engine's own steps change the outcome.
 
-    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|blind|all]
+    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|blind|blind2|all]
 """
 
 import argparse
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "platform"))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from answer_quality import HEADER, figures, line, load  # noqa: E402
+from answer_quality import HEADER, SPLITS, figures, line, load  # noqa: E402
 
 from agent_platform import create_app  # noqa: E402
 from agent_platform.channels import InboundMessage  # noqa: E402
@@ -108,7 +108,7 @@ def evaluate(business, now, counter, times):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", choices=("tune", "dev", "final", "blind", "all"), default="all")
+    parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
     args = parser.parse_args()
     logging.disable(logging.INFO)
     businesses = [b for b in load() if args.split == "all" or b["split"] == args.split]
@@ -126,7 +126,7 @@ def main():
     for business, rows in results:
         name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
         print(line(name, figures(rows)))
-    for part in ("tune", "dev", "final", "blind"):
+    for part in SPLITS:
         rows = [row for business, rows in results if business["split"] == part for row in rows]
         if rows and args.split == "all":
             print(line(f"{part} split", figures(rows)))
