@@ -137,7 +137,7 @@ class StoredCallbacks:
                     database.is_closed() or database.close()
         except Exception:
             return self.wsgi_app(environ, start_response)
-        answer = json.dumps({"data": counts}).encode()
+        answer = _answer(counts)
         incoming = environ.get("HTTP_X_REQUEST_ID", "")
         request_id = incoming if REQUEST_ID.match(incoming) else os.urandom(16).hex()
         headers = [
@@ -147,3 +147,11 @@ class StoredCallbacks:
         ]
         start_response("200 OK", headers)
         return [answer]
+
+
+def _answer(counts):
+    """json.dumps({"data": counts}).encode() (the route's answer), written out:
+    the counts are a few names and integers, and json.dumps costs a
+    noticeable part of the request."""
+    items = ", ".join(f'"{name}": {count}' for name, count in counts.items())
+    return f'{{"data": {{{items}}}}}'.encode()

@@ -57,17 +57,30 @@ def canonical_uuid(value):
         return None
 
 
+# json.dumps(value, separators=(",", ":")) without what it redoes on every
+# call: a JSONEncoder, then the C encoder that does the work. Built once here,
+# without the circular-reference check (stored documents are plain data; a
+# cycle fails as RecursionError instead of ValueError).
+_compact = json.encoder.c_make_encoder(
+    None, json.JSONEncoder().default, json.encoder.encode_basestring_ascii,
+    None, ":", ",", False, False, True,
+)  # fmt: skip
+
+
+def compact_json(value):
+    """`value` as compact JSON text, as json.dumps(value, separators=(",", ":"))."""
+    return "".join(_compact(value, 0))
+
+
 class JSONField(TextField):
     """A JSON document stored as text."""
 
     # Most stored documents are empty (no options, no metadata): those skip
     # the decoder, a large part of the cost of reading a page of rows.
     _EMPTY = {"[]": list, "{}": dict}
-    # One encoder for every write: json.dumps with options builds a new one each call.
-    _encode = json.JSONEncoder(separators=(",", ":")).encode
 
     def db_value(self, value):
-        return None if value is None else self._encode(value)
+        return None if value is None else compact_json(value)
 
     def python_value(self, value):
         if value is None:
