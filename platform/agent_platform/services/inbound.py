@@ -79,11 +79,11 @@ def _rendered(message):
     """render(message) for a message just stored from an adapter: its JSON
     columns hold JSON values already (they were just stored as JSON), so
     only its own times need formatting, not a walk of every value."""
-    stamp = formats.utc_timestamp
-    return {
-        name: stamp(value) if type(value) is datetime else value
-        for name, value in message.as_dict().items()
-    }
+    data, stamps = message.as_dict(), {}
+    for name, value in data.items():
+        if type(value) is datetime:  # created_at and updated_at: one `now`, formatted once
+            data[name] = stamps.get(value) or stamps.setdefault(value, formats.utc_timestamp(value))
+    return data
 
 
 def _atomic():
