@@ -35,8 +35,11 @@ def fetch_one(model, sql, *params):
 def fetch_all(model, sql, *params):
     """Every row of `sql` as `model` instances."""
     cursor = run(sql, params)
+    rows = cursor.fetchall()
+    if not rows:  # often: no webhook to queue an event for (every emit asks)
+        return []
     layout = _layout_of(model, cursor)
-    return [_instance(model, layout, row) for row in cursor.fetchall()]
+    return [_instance(model, layout, row) for row in rows]
 
 
 def from_rows(model, columns, rows):
