@@ -198,3 +198,21 @@ def test_posts_of_unknown_length_over_the_limit_or_elsewhere_are_answered_by_fla
     slash = signed_post(client, channel["id"] + "/", messages_payload(text(wamid="wamid.slash")))
     assert_error(slash, 404, "NOT_FOUND")
     assert Message.select().count() == 1
+
+
+def test_a_post_the_fast_path_fails_is_run_again_by_the_route(monkeypatch, client, channel):
+    from agent_platform.channels.whatsapp import intake
+
+    real, calls = intake.receive, []
+
+    def fails_once(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise RuntimeError("the COMMIT failed")  # nothing was stored
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(intake, "receive", fails_once)
+    response = signed_post(client, channel["id"], messages_payload(text(wamid="wamid.again")))
+    assert data(response)["messages"] == 1 and response.headers["X-Request-ID"]
+    assert calls == [channel["id"], channel["id"]]
+    assert Message.select().count() == 1
