@@ -3,7 +3,6 @@ requests), not rate limited per key but bounded per channel."""
 
 import io
 import json
-import os
 
 import marshmallow as ma
 from flask import Response, current_app, request
@@ -13,7 +12,7 @@ from marshmallow import fields
 from ..channels.whatsapp import intake
 from ..db import database
 from .blueprint import ApiBlueprint
-from .pipeline import _REQUEST_ID as REQUEST_ID
+from .pipeline import request_id_of
 from .ratelimit import SlidingWindowLimiter
 
 blp = ApiBlueprint(
@@ -138,8 +137,7 @@ class StoredCallbacks:
         except Exception:
             return self.wsgi_app(environ, start_response)
         answer = _answer(counts)
-        incoming = environ.get("HTTP_X_REQUEST_ID", "")
-        request_id = incoming if REQUEST_ID.match(incoming) else os.urandom(16).hex()
+        request_id = request_id_of(environ)
         headers = [
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(answer))),

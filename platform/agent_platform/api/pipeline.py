@@ -30,9 +30,14 @@ def admit():
 
 
 def assign_request_id():
-    incoming = request.environ.get("HTTP_X_REQUEST_ID", "")
+    g.request_id = request_id_of(request.environ)
+
+
+def request_id_of(environ):
+    """The caller's X-Request-ID when well formed, else a new one."""
+    incoming = environ.get("HTTP_X_REQUEST_ID", "")
     # 32 random hex digits, as uuid4().hex but without building a UUID.
-    g.request_id = incoming if _REQUEST_ID.match(incoming) else os.urandom(16).hex()
+    return incoming if _REQUEST_ID.match(incoming) else os.urandom(16).hex()
 
 
 def check_body_size():
