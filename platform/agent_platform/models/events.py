@@ -10,7 +10,8 @@ from .tenancy import Workspace
 class Event(BaseModel):
     """`id` is the event_id clients use to ignore repeated deliveries."""
 
-    workspace = ForeignKeyField(Workspace, backref="events", on_delete="CASCADE")
+    # The (workspace, created_at) index serves lookups by workspace too.
+    workspace = ForeignKeyField(Workspace, backref="events", on_delete="CASCADE", index=False)
     name = CharField(max_length=64)
     data = JSONField()
     created_at = DateTimeField(default=utcnow)
