@@ -24,13 +24,13 @@ def install(app):
 
 def admit():
     # One hook rather than three: Flask's cost is per hook and per request.
-    assign_request_id()
-    check_body_size()
-    authorize()
-
-
-def assign_request_id():
-    g.request_id = request_id_of(request.environ)
+    # The request, g and current_app proxies look up the context on every
+    # use (about ten thousand instructions each); the hook resolves them once.
+    req, request_globals = request._get_current_object(), g._get_current_object()
+    app = current_app._get_current_object()
+    request_globals.request_id = request_id_of(req.environ)
+    check_body_size(req, app.config["LIMITS_MAX_BODY_BYTES"])
+    authorize(req, request_globals, app)
 
 
 def request_id_of(environ):
@@ -40,14 +40,13 @@ def request_id_of(environ):
     return incoming if _REQUEST_ID.match(incoming) else os.urandom(16).hex()
 
 
-def check_body_size():
-    environ = request.environ
+def check_body_size(req, limit):
+    environ = req.environ
     if not environ.get("CONTENT_LENGTH") and not environ.get("wsgi.input_terminated"):
         return  # no body at all: most GETs
-    limit = current_app.config["LIMITS_MAX_BODY_BYTES"]
-    if request.content_length is None and request.environ.get("wsgi.input_terminated"):
+    if req.content_length is None and environ.get("wsgi.input_terminated"):
         _buffer_body_of_unknown_length(limit)
-    elif request.content_length is not None and request.content_length > limit:
+    elif req.content_length is not None and req.content_length > limit:
         raise PayloadTooLarge(limit)
 
 
@@ -85,9 +84,9 @@ def is_public(endpoint, method):
     return handler is None or getattr(handler, "_public", False)
 
 
-def _access(endpoint, method):
+def _access(app, endpoint, method):
     """(public, required scope) of an operation, looked up once per app."""
-    known = current_app.extensions.setdefault("operation_access", {})
+    known = app.extensions.setdefault("operation_access", {})
     if (endpoint, method) not in known:
         public = is_public(endpoint, method)
         scope = None if public else getattr(view_method(endpoint, method), "_required_scope", None)
@@ -95,23 +94,22 @@ def _access(endpoint, method):
     return known[endpoint, method]
 
 
-def authorize():
-    if request.routing_exception is not None:
+def authorize(req, request_globals, app):
+    if req.routing_exception is not None:
         return
-    public, scope = _access(request.endpoint, request.method)
+    public, scope = _access(app, req.endpoint, req.method)
     if public:
         return
-    api_key = keys.authenticate(_presented_key())
-    g.api_key = api_key
-    g.workspace_id = api_key.workspace_id
-    _rate_limit(api_key)
+    api_key = keys.authenticate(_presented_key(req.environ))
+    request_globals.api_key = api_key
+    request_globals.workspace_id = api_key.workspace_id
+    _rate_limit(app, api_key, request_globals)
     _check_scope(api_key, scope)
-    _check_workspace(api_key)
+    _check_workspace(api_key, req.view_args or {})
 
 
-def _presented_key():
+def _presented_key(environ):
     """The key from x-api-key or Authorization: Bearer (never the query string)."""
-    environ = request.environ
     key = environ.get("HTTP_X_API_KEY", "").strip()
     if not key:
         scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
@@ -125,13 +123,13 @@ def _presented_key():
     return key
 
 
-def _rate_limit(api_key):
-    decision = current_app.extensions["rate_limiter"].hit(api_key.id)
-    g.rate_limit = decision
+def _rate_limit(app, api_key, request_globals):
+    decision = app.extensions["rate_limiter"].hit(api_key.id)
+    request_globals.rate_limit = decision  # for the headers, a 429's included
     if not decision.allowed:
         raise RateLimited(
             f"Rate limit of {decision.limit} requests per "
-            f"{current_app.config['RATE_LIMIT_WINDOW_SECONDS']} seconds exceeded; "
+            f"{app.config['RATE_LIMIT_WINDOW_SECONDS']} seconds exceeded; "
             f"retry in {decision.retry_after} seconds.",
             headers={"Retry-After": str(decision.retry_after)},
         )
@@ -146,9 +144,9 @@ def _check_scope(api_key, scope):
         raise Forbidden(f"This API key lacks the scope {scope}.", code="INSUFFICIENT_SCOPE")
 
 
-def _check_workspace(api_key):
+def _check_workspace(api_key, view_args):
     for name in WORKSPACE_VIEW_ARGS:
-        named = (request.view_args or {}).get(name)
+        named = view_args.get(name)
         if named is not None and named != api_key.workspace_id:
             raise Forbidden(
                 f"This API key has no access to workspace {named}.",
@@ -158,9 +156,9 @@ def _check_workspace(api_key):
 
 def add_headers(response):
     # Only this hook sets these headers, so they are added, not searched for and replaced.
-    headers = response.headers
-    headers.add("X-Request-ID", g.get("request_id", ""))
-    decision = g.get("rate_limit")
+    headers, request_globals = response.headers, g._get_current_object()
+    headers.add("X-Request-ID", request_globals.get("request_id", ""))
+    decision = request_globals.get("rate_limit")
     if decision is not None:
         headers.add("X-RateLimit-Limit", str(decision.limit))
         headers.add("X-RateLimit-Remaining", str(decision.remaining))
