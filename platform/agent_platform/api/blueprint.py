@@ -5,6 +5,7 @@ from copy import deepcopy
 from functools import cache
 
 import marshmallow as ma
+from flask import request
 from flask_smorest import Blueprint
 from marshmallow import fields
 from webargs.flaskparser import FlaskParser
@@ -25,6 +26,10 @@ class ApiParser(FlaskParser):
         # unknown=None lets each schema decide (marshmallow's default is RAISE),
         # so a misspelt query parameter or body field is an error, not ignored.
         super().__init__(unknown=None)
+
+    def get_default_request(self):
+        # The request itself: every use of the proxy looks up the context again.
+        return request._get_current_object()
 
     def load_querystring(self, req, schema):
         # webargs wraps the arguments in a proxy that looks for the schema's
