@@ -10,6 +10,7 @@ import marshmallow as ma
 from marshmallow import fields, post_load, validate, validates_schema
 
 from ..models.pagination import PageRequest
+from ..models.sqljson import RawJson
 from .schemas.common import Bare, BareSchema
 from .schemas.rendered import RenderedSchema
 
@@ -112,9 +113,9 @@ class RenderedPageBodySchema(PageBodySchema):
     ITEM_SCHEMA = RenderedSchema
 
     def dump(self, page, *, many=None):
-        render = self.ITEM_SCHEMA.render
+        items, render = page.items, self.ITEM_SCHEMA.render
         return Bare(
-            data=page.items if page.rendered else [render(item) for item in page.items],
+            data=items if isinstance(items, RawJson) else [render(item) for item in items],
             pagination=_numbers(page, "limit"),
             meta=_numbers(page, "per_page"),
         )

@@ -17,7 +17,7 @@ from ..db import database
 from .base import JSONField
 
 
-def run(sql, params=()):
+def execute(sql, *params):
     """`database.execute_sql(sql, params)` without its per-statement debug
     logging and query hooks (the service sets none): a cursor of the
     thread's connection, raising peewee's error types all the same."""
@@ -27,14 +27,14 @@ def run(sql, params=()):
 
 def fetch_one(model, sql, *params):
     """The first row of `sql` (selecting the model's columns) as a `model`, or None."""
-    cursor = run(sql, params)
+    cursor = execute(sql, *params)
     row = cursor.fetchone()
     return None if row is None else _instance(model, _layout_of(model, cursor), row)
 
 
 def fetch_all(model, sql, *params):
     """Every row of `sql` as `model` instances."""
-    cursor = run(sql, params)
+    cursor = execute(sql, *params)
     rows = cursor.fetchall()
     if not rows:  # often: no webhook to queue an event for (every emit asks)
         return []
@@ -75,14 +75,18 @@ def _reader(field):
 
 
 def _instance(model, layout, row):
-    # What peewee's Model.__init__ leaves behind for a loaded row, without
-    # its per-field descriptor calls (they dominate the cost of a page).
     names, readers = layout
     data = dict(zip(names, row, strict=True))
     for name, read in readers:
         value = data[name]
         if value is not None:
             data[name] = read(value)
+    return _with_data(model, data)
+
+
+def _with_data(model, data):
+    # What peewee's Model.__init__ leaves behind, without its per-field
+    # descriptor calls (they dominate the cost of a page of rows).
     instance = model.__new__(model)
     instance.__data__ = data
     instance._dirty = set()
@@ -121,12 +125,8 @@ class Listing:
 
 
 def scalar(sql, *params):
-    row = run(sql, params).fetchone()
+    row = execute(sql, *params).fetchone()
     return row[0] if row else None
-
-
-def execute(sql, *params):
-    return run(sql, params)
 
 
 @cache
@@ -169,11 +169,7 @@ def new(model, values):
             data[name] = default()
         else:
             data[name] = default
-    instance = model.__new__(model)
-    instance.__data__ = data
-    instance._dirty = set()
-    instance.__rel__ = {}
-    return instance
+    return _with_data(model, data)
 
 
 def insert(instance):
@@ -189,6 +185,6 @@ def insert(instance):
         if value is not None and (write is not None or type(value) not in _PLAIN_VALUES):
             value = (write or fields[name].db_value)(value)
         params.append(value)
-    run(sql, params)
+    execute(sql, *params)
     instance._dirty.clear()
     return instance

@@ -18,10 +18,9 @@ class PageRequest:
 
 @dataclass
 class Page:
-    items: list
+    items: list  # or a sqljson.RawJson: the page's JSON array, written by SQLite
     request: PageRequest
     total: int
-    rendered: bool = False  # items are the API's JSON array, written by SQLite (sqljson)
 
     @property
     def total_pages(self):
@@ -57,6 +56,6 @@ def paginate(query, model, paging):
         items, count = form.read(rows), len(rows)
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
-        return Page(items, paging, offset + count, form is not None)
+        return Page(items, paging, offset + count)
     total = fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params)
-    return Page(items, paging, total, form is not None)
+    return Page(items, paging, total)
