@@ -216,3 +216,33 @@ def test_a_post_the_fast_path_fails_is_run_again_by_the_route(monkeypatch, clien
     assert data(response)["messages"] == 1 and response.headers["X-Request-ID"]
     assert calls == [channel["id"], channel["id"]]
     assert Message.select().count() == 1
+
+
+def test_a_stored_post_keeps_its_threads_connection_outside_any_transaction(client, channel):
+    from agent_platform.db import database
+
+    first = signed_post(client, channel["id"], messages_payload(text(wamid="wamid.kept.1")))
+    assert not database.is_closed()
+    connection = database.connection()
+    second = signed_post(client, channel["id"], messages_payload(text(wamid="wamid.kept.2")))
+    assert data(first)["messages"] == data(second)["messages"] == 1
+    assert database.connection() is connection and not connection.in_transaction
+
+
+def test_a_connection_left_in_a_transaction_goes_back_to_the_pool(monkeypatch, client, channel):
+    from agent_platform.channels.whatsapp import intake
+    from agent_platform.db import database
+
+    real = intake.receive
+
+    def leaves_a_transaction_open(*args, **kwargs):
+        counts = real(*args, **kwargs)
+        database.connection().execute("BEGIN IMMEDIATE")
+        return counts
+
+    monkeypatch.setattr(intake, "receive", leaves_a_transaction_open)
+    response = signed_post(client, channel["id"], messages_payload(text(wamid="wamid.open")))
+    assert data(response)["messages"] == 1
+    assert database.is_closed()  # handed back, and rolled back by the pool
+    assert not database.connection().in_transaction
+    assert Message.select().count() == 1
