@@ -2,7 +2,9 @@
 
 import http
 from copy import deepcopy
+from datetime import date, datetime
 from functools import cache
+from uuid import UUID
 
 import marshmallow as ma
 from flask import request
@@ -10,6 +12,7 @@ from flask_smorest import Blueprint
 from marshmallow import fields
 from webargs.flaskparser import FlaskParser
 
+from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
 
@@ -26,10 +29,32 @@ class ApiParser(FlaskParser):
         # unknown=None lets each schema decide (marshmallow's default is RAISE),
         # so a misspelt query parameter or body field is an error, not ignored.
         super().__init__(unknown=None)
+        self._loaded_queries = {}
 
     def get_default_request(self):
         # The request itself: every use of the proxy looks up the context again.
         return request._get_current_object()
+
+    def parse(self, argmap, req=None, *, location=None, validate=None, **options):
+        """As webargs parses, but a query string already loaded by the same
+        schema is answered from memory: loading one through marshmallow costs
+        more than many whole requests' SQL, and the same few query strings
+        (`?limit=20`) come again and again. Only successful loads of plain
+        values are kept (nothing in them can be changed by the view), never
+        errors, and a schema's load depends on nothing but the text."""
+        cacheable = location == "query" and validate is None and not _takes_lists(type(argmap))
+        if not cacheable:
+            return super().parse(argmap, req, location=location, validate=validate, **options)
+        req = req if req is not None else self.get_default_request()
+        key = (argmap, req.query_string)
+        loaded = self._loaded_queries.get(key)
+        if loaded is None:
+            loaded = super().parse(argmap, req, location=location, **options)
+            if all(type(value) in _IMMUTABLE for value in loaded.values()):
+                if len(self._loaded_queries) >= _LOADED_QUERIES_KEPT:
+                    self._loaded_queries.clear()
+                self._loaded_queries[key] = loaded
+        return dict(loaded)
 
     def load_querystring(self, req, schema):
         # webargs wraps the arguments in a proxy that looks for the schema's
@@ -100,6 +125,12 @@ class ApiBlueprint(Blueprint):
         if schema is None or isinstance(schema, BareSchema):
             return schema
         return _data_envelope(type(schema), schema.many)
+
+
+# Loaded query strings kept (all forgotten at once when full: a flood of
+# distinct strings must not grow memory, and the common ones return at once).
+_LOADED_QUERIES_KEPT = 1024
+_IMMUTABLE = frozenset((int, float, bool, str, type(None), PageRequest, datetime, date, UUID))
 
 
 @cache
