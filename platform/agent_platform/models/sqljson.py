@@ -3,16 +3,22 @@
 A listing page can have SQLite write each row as JSON text, which the
 response then carries as it is: no model instances, no dicts, no encoder
 walking them. A row costs a few string operations in C instead of about a
-hundred thousand Python instructions, most of a page's cost. Each row is
-spelt by concatenation, not json_object(): that would parse every stored JSON
+hundred thousand Python instructions, most of a page's cost.
+
+Each row is one printf() whose format holds the keys and punctuation, and
+whose arguments are the values already written as JSON: that is a third
+cheaper than concatenating the pieces (each `||` allocates a new string),
+and far cheaper than json_object(), which would parse every stored JSON
 document again to embed it. The expression is derived from the model's
 fields, so it writes each value as `as_dict()` and the JSON encoder do: times
 in the API's form (ISO 8601, microseconds, Z), booleans as true/false, text
-quoted by json_quote, stored JSON documents as they are. Values the same for
-every row of a page (a company id) are bound as parameters. A test compares
-both renderings.
+quoted by json_quote, stored JSON documents as they are; a column declared
+NOT NULL skips the test for NULL. Values the same for every row of a page
+(a company id) are written as JSON here and bound as parameters. A test
+compares both renderings.
 """
 
+import json
 from functools import cache
 
 from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField
@@ -20,34 +26,53 @@ from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextF
 from .base import JSONField, UtcDateTimeField
 
 
-def _time(column):
-    # Stored naive UTC as 'YYYY-MM-DD HH:MM:SS[.ffffff]'; whole seconds have no fraction.
-    iso = f"""'"' || replace({column}, ' ', 'T')"""
-    return (
-        f"CASE WHEN {column} IS NULL THEN 'null'"
-        f""" WHEN length({column}) = 19 THEN {iso} || '.000000Z"' ELSE {iso} || 'Z"' END"""
-    )
+def _time(column, nullable):
+    # Stored naive UTC as 'YYYY-MM-DD HH:MM:SS[.ffffff]' (by the service's own
+    # adapter: never a character JSON must escape); whole seconds have no fraction.
+    iso = f"replace({column}, ' ', 'T') || iif(length({column}) = 19, '.000000Z', 'Z')"
+    if nullable:
+        return "%s", f"""iif({column} IS NULL, 'null', '"' || {iso} || '"')"""
+    return '"%s"', iso
 
 
-def _boolean(column):
-    return f"CASE WHEN {column} IS NULL THEN 'null' WHEN {column} THEN 'true' ELSE 'false' END"
+def _boolean(column, nullable):
+    if nullable:
+        return (
+            "%s",
+            f"CASE WHEN {column} IS NULL THEN 'null' WHEN {column} THEN 'true' ELSE 'false' END",
+        )
+    return "%s", f"iif({column}, 'true', 'false')"
+
+
+def _document(column, nullable):
+    return "%s", f"coalesce({column}, 'null')" if nullable else column
+
+
+def _integer(column, nullable):
+    return "%s", f"coalesce({column}, 'null')" if nullable else column
+
+
+def _text(column, nullable):
+    # json_quote(NULL) is null.
+    return "%s", f"json_quote({column})"
 
 
 # In this order: JSONField is a TextField, and is written as the document it holds.
 _WRITERS = (
-    (JSONField, "coalesce({}, 'null')".format),
+    (JSONField, _document),
     (UtcDateTimeField, _time),
     (BooleanField, _boolean),
-    ((CharField, TextField, IntegerField), "json_quote({})".format),
+    (IntegerField, _integer),
+    ((CharField, TextField), _text),
 )
 
 
 def _value(field):
+    """The printf conversion and the argument that write the field's value."""
     stored = field.rel_field if isinstance(field, ForeignKeyField) else field
-    column = f'"{field.column_name}"'
     for kinds, write in _WRITERS:
         if isinstance(stored, kinds):
-            return write(column)
+            return write(f'"{field.column_name}"', field.null)
     raise TypeError(f"{type(stored).__name__} {field.name} has no JSON form in SQL")
 
 
@@ -66,7 +91,7 @@ class JsonForm:
 
     def __init__(self, model, names, **constants):
         self.expression = _object_expression(model, tuple(names), tuple(sorted(constants)))
-        self.params = [constants[name] for name in names if name in constants]
+        self.params = [json.dumps(constants[name]) for name in names if name in constants]
 
     @staticmethod
     def read(rows):
@@ -77,10 +102,11 @@ class JsonForm:
 @cache
 def _object_expression(model, names, constant_names):
     fields = model._meta.fields
-    parts = []
+    members, arguments = [], []
     for name in names:
         if not name.isidentifier():
             raise ValueError(f"{name!r} cannot be written as a JSON key here")
-        value = "json_quote(?)" if name in constant_names else _value(fields[name])
-        parts.append(f"""'"{name}":' || {value}""")
-    return "'{' || " + " || ',' || ".join(parts) + " || '}'"
+        conversion, argument = ("%s", "?") if name in constant_names else _value(fields[name])
+        members.append(f'"{name}":{conversion}')
+        arguments.append(argument)
+    return f"printf('{{{','.join(members)}}}', {', '.join(arguments)})"
