@@ -7,6 +7,7 @@ from .channels import Channel
 from .contacts import Contact, ContactIdentity
 from .context import ContextEntry
 from .conversations import Conversation
+from .counts import RowCount
 from .credits import CreditUsage
 from .custom_fields import CustomField
 from .events import Event
@@ -24,6 +25,7 @@ ALL_MODELS = [
     Workspace,
     ApiKey,
     RuntimeFlag,
+    RowCount,
     CustomField,
     Event,
     Agent,

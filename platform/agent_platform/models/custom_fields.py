@@ -17,6 +17,9 @@ class CustomField(TimestampedModel, WorkspaceScoped):
     display_order = IntegerField(default=0)
     is_archived = BooleanField(default=False)
 
+    # Counted per workspace and archived or not (models/counts.py, migration 0010).
+    COUNTED_BY = "is_archived"
+
     class Meta:
         # Serves the default listing (newest first) without sorting.
         indexes = ((("workspace", "is_archived", "created_at", "id"), False),)

@@ -102,11 +102,12 @@ class Listing:
 
     def __init__(self, model, **equal):
         fields = model._meta.fields
-        conditions, self.params = [], []
-        for name, value in equal.items():
-            if value is not None:
-                conditions.append(f'"{fields[name].column_name}" = ?')
-                self.params.append(fields[name].db_value(value))
+        # The stored values of the filters given (None filters nothing), by field name.
+        self.equal = {
+            name: fields[name].db_value(value) for name, value in equal.items() if value is not None
+        }
+        conditions = [f'"{fields[name].column_name}" = ?' for name in self.equal]
+        self.params = list(self.equal.values())
         self.model = model
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         self.text = f'SELECT * FROM "{model._meta.table_name}"{where}'

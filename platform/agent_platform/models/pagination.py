@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from peewee import Star
 
 from . import fastsql
+from .counts import counted_sql
 
 
 @dataclass(frozen=True)
@@ -57,5 +58,16 @@ def paginate(query, model, paging):
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
-    total = fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params)
+    total = fastsql.scalar(*_total_sql(query, sql, params))
     return Page(items, paging, total)
+
+
+def _total_sql(query, sql, params):
+    """SQL of the listing's total: from the counts the database keeps when
+    they tell it (models/counts.py), else COUNT(*)."""
+    if isinstance(query, fastsql.Listing):
+        kept = counted_sql(query.model, query.equal)
+        if kept:
+            sql, params = kept
+            return sql, *params
+    return f"SELECT COUNT(*) FROM ({sql})", *params
