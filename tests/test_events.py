@@ -57,3 +57,25 @@ def test_unknown_names_and_emits_outside_a_transaction_are_refused(app):
     with pytest.raises(RuntimeError, match="inside the transaction"):
         emit(workspace.id, "contact.created", {})
     assert Event.select().count() == 0
+
+
+def test_an_event_is_queued_for_the_active_subscribed_webhooks_of_its_workspace(app):
+    from agent_platform.models.webhooks import Delivery, Webhook
+
+    workspace, elsewhere = keys.create_workspace("w"), keys.create_workspace("x")
+
+    def hook(workspace_id, url, events=("*",), is_active=True):
+        values = {"url": url, "events": list(events), "secret": "s", "is_active": is_active}
+        return Webhook.create(workspace=workspace_id, **values).id
+
+    everything = hook(workspace.id, "https://a.example/1")
+    contacts = hook(workspace.id, "https://a.example/2", events=["contacts"])
+    hook(workspace.id, "https://a.example/3", events=["message.received"])
+    hook(workspace.id, "https://a.example/4", is_active=False)
+    hook(elsewhere.id, "https://a.example/5", is_active=False)
+    with transaction():
+        event = emit(workspace.id, "contact.created", {"id": "c1"})
+        emit(elsewhere.id, "contact.created", {"id": "c2"})
+    queued = {(delivery.webhook_id, delivery.event_id) for delivery in Delivery.select()}
+    assert queued == {(everything, event.id), (contacts, event.id)}
+    assert Event.select().count() == 2

@@ -6,9 +6,18 @@ transaction: a delivery exists exactly when its event does.
 
 from ..db import database
 from ..models import Event, fastsql
-from ..models.base import utcnow
+from ..models.base import compact_json, utcnow
 from .catalog import EVENTS
 from .delivery import queue_event
+
+# The event, and whether its workspace has an active webhook, in one statement:
+# most workspaces have none, and asking apart cost a statement on every emit
+# (about 18 k instructions of a stored WhatsApp message's 1.48 M).
+_INSERT = (
+    'INSERT INTO "event" ("id", "workspace_id", "name", "data", "created_at") '
+    "VALUES (?, ?, ?, ?, ?) "
+    'RETURNING EXISTS (SELECT 1 FROM "webhook" WHERE "workspace_id" = ? AND "is_active" = 1)'
+)
 
 
 class UnknownEvent(ValueError):
@@ -26,6 +35,14 @@ def emit(workspace_id, name, data, now=None):
     if not database.in_transaction():
         raise RuntimeError("emit() must run inside the transaction of its change")
     values = {"workspace": workspace_id, "name": name, "data": data, "created_at": now or utcnow()}
-    event = fastsql.insert(fastsql.new(Event, values))
-    queue_event(event)
+    event = fastsql.new(Event, values)
+    if _inserted(event.__data__):
+        queue_event(event)
     return event
+
+
+def _inserted(row):
+    """INSERT the event's `row`; True when its workspace has an active webhook."""
+    workspace_id = row["workspace"]
+    params = (row["id"], workspace_id, row["name"], compact_json(row["data"]), row["created_at"])
+    return fastsql.execute(_INSERT, *params, workspace_id).fetchone()[0] == 1
