@@ -46,13 +46,16 @@ def receive_inbound(channel, inbound, now=None):
     _check_inbound(inbound)
     now = now or utcnow()
     with _atomic():
-        channel, existing_id = _still_active(channel, inbound.external_id)
+        channel, existing_id, known, current = _looked_up(channel, inbound)
         if existing_id is not None:  # a redelivery: plain SQL, it must stay cheap
             return InboundResult(Message.by_external_id(channel.id, inbound.external_id), True)
-        contact, change = contacts.identify(channel, inbound)
+        contact, change = contacts.identify(channel, inbound, known)
         if change:
             emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
-        conversation = _conversation_for(channel, contact, now)
+        if known is None:  # a contact new on this network: no conversation was looked up
+            conversation = _conversation_for(channel, contact, now)
+        else:
+            conversation = _continued(channel, contact.id, current, now)
         message = insert_message(
             conversation=conversation.id,
             channel=channel.id,
@@ -96,24 +99,68 @@ def _atomic():
     return transaction()
 
 
-def _still_active(channel, external_id):
-    """`channel` with its current agent, checked active inside the transaction
-    (CHANNEL_NOT_FOUND if it is not any more), and the id of the message
-    stored with `external_id` on it, if any: one statement, reading two
-    columns (the caller has just loaded the channel's row, and a channel's
-    workspace and type never change)."""
+def _looked_up(channel, inbound):
+    """What receive_inbound reads before it writes, in one statement:
+    `channel` with its current agent, checked active inside the transaction
+    (CHANNEL_NOT_FOUND if it is not any more); the id of the message stored
+    with inbound.external_id on it, if any; the contact with the sender's
+    identity on the channel's network, if any; and that contact's current
+    conversation on the channel (Conversation.current_for), if any. The
+    caller has just loaded the channel's row, and a channel's workspace and
+    type never change."""
     row = fastsql.execute(
-        'SELECT "agent_id", (SELECT "id" FROM "message" '
-        'WHERE "message"."channel_id" = "channel"."id" AND "external_id" = ?) '
-        'FROM "channel" WHERE "id" = ? AND "is_active" = 1',
-        external_id,
+        _LOOKUP,
+        inbound.external_id,
+        channel.workspace_id,
+        channel.type,
+        inbound.sender_id,
         channel.id,
     ).fetchone()
     if row is None:
         raise NotFound("The channel is not active.", code="CHANNEL_NOT_FOUND")
     if row[0] != channel.agent_id:
         channel = Channel.active_by_id(channel.id) or channel
-    return channel, row[1]
+    contact = _loaded(Contact, _CONTACT_COLUMNS, row, 2)
+    conversation = _loaded(Conversation, _CONVERSATION_COLUMNS, row, 2 + len(_CONTACT_COLUMNS))
+    return channel, row[1], contact, conversation
+
+
+def _columns(model):
+    return tuple(field.column_name for field in model._meta.sorted_fields)
+
+
+def _selected(alias, columns):
+    return ", ".join(f'{alias}."{column}"' for column in columns)
+
+
+def _loaded(model, columns, row, start):
+    """The `model` whose `columns` are `row`'s from `start`, or None when its
+    id, the first of a model's columns, is NULL (not found)."""
+    values = row[start : start + len(columns)]
+    return fastsql.from_rows(model, columns, [values])[0] if values[0] is not None else None
+
+
+_CONTACT_COLUMNS = _columns(Contact)
+_CONVERSATION_COLUMNS = _columns(Conversation)
+# The conversation subquery is Conversation.current_for's (see there for the
+# unary + on the columns SQLite must not pick an index by).
+_LOOKUP = f"""
+SELECT ch."agent_id",
+    (SELECT "id" FROM "message" WHERE "channel_id" = ch."id" AND "external_id" = ?),
+    {_selected("c", _CONTACT_COLUMNS)},
+    {_selected("v", _CONVERSATION_COLUMNS)}
+FROM "channel" AS ch
+LEFT JOIN "contact_identity" AS i
+    ON i."workspace_id" = ? AND i."type" = ? AND i."external_id" = ?
+LEFT JOIN "contact" AS c ON c."id" = i."contact_id"
+LEFT JOIN "conversation" AS v ON v."id" = (
+    SELECT "id" FROM "conversation"
+    WHERE "contact_id" = c."id" AND +"channel_id" = ch."id" AND +"workspace_id" = ch."workspace_id"
+    ORDER BY "status" IN ('open', 'handoff') DESC, "updated_at" DESC, "id" DESC
+    LIMIT 1
+)
+WHERE ch."id" = ? AND ch."is_active" = 1
+"""
 
 
 def contacts_render(contact):
@@ -128,10 +175,16 @@ def _check_inbound(inbound):
 
 
 def _conversation_for(channel, contact, now):
-    conversation = Conversation.current_for(channel.workspace_id, contact.id, channel.id)
+    current = Conversation.current_for(channel.workspace_id, contact.id, channel.id)
+    return _continued(channel, contact.id, current, now)
+
+
+def _continued(channel, contact_id, conversation, now):
+    """The contact's `conversation` (its current one on the channel), reopened
+    or given the channel's agent when it needs; a new one when it is None."""
     if conversation is None:
         return conversations.start(
-            channel.workspace_id, contact.id, channel.id, channel.agent_id, now
+            channel.workspace_id, contact_id, channel.id, channel.agent_id, now
         )
     if conversation.status == "closed":
         conversations.move(conversation, "reopen", now)
