@@ -4,7 +4,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, fn
 
 from .agents import Agent
 from .base import JSONField, TimestampedModel, WorkspaceScoped
-from .fastsql import fetch_one
+from .fastsql import execute, from_rows
 from .tenancy import Workspace
 
 CHANNEL_TYPES = ("whatsapp", "telegram", "email", "website")
@@ -41,9 +41,8 @@ class Channel(TimestampedModel, WorkspaceScoped):
     @classmethod
     def active_by_id(cls, channel_id):
         """The channel if it is active (any workspace): the inbound path's check."""
-        return fetch_one(
-            cls, 'SELECT * FROM "channel" WHERE "id" = ? AND "is_active" = 1', channel_id
-        )
+        rows = execute(_ACTIVE_BY_ID, channel_id).fetchall()
+        return from_rows(cls, _COLUMNS, rows)[0] if rows else None
 
     @classmethod
     def named(cls, workspace_id, name, excluding_id=None):
@@ -82,3 +81,11 @@ class Channel(TimestampedModel, WorkspaceScoped):
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+
+
+# active_by_id runs on every inbound callback: its columns named once, so
+# reading the row needs neither the cursor's description nor a fresh key
+# for the layout cache (fastsql.fetch_one builds both on every call).
+_COLUMNS = tuple(field.column_name for field in Channel._meta.sorted_fields)
+_SELECTED = ", ".join(f'"{column}"' for column in _COLUMNS)
+_ACTIVE_BY_ID = f'SELECT {_SELECTED} FROM "channel" WHERE "id" = ? AND "is_active" = 1'
