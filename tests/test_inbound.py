@@ -178,6 +178,31 @@ def test_a_closed_conversation_is_reopened_and_a_handoff_kept(caller, channel):
     assert Conversation.get_by_id(conversation_id).status == "handoff"
 
 
+def test_a_reopened_conversation_is_raised_whole(caller, channel):
+    first = inbound(channel["id"], "wamid.1")
+    conversation_id = first.message.conversation_id
+    caller.post(f"/v1/conversations/{conversation_id}/close")
+    inbound(channel["id"], "wamid.2")
+    reopened = events(caller.workspace_id, "conversation.reopened")[-1][1]
+    shown = data(caller.get(f"/v1/conversations/{conversation_id}"))
+    assert reopened == {**shown, "message_count": 1, "last_message_at": reopened["last_message_at"]}
+    assert reopened["contact_id"] == first.message.contact_id
+    assert reopened["channel_id"] == channel["id"]
+
+
+def test_a_contact_learns_its_name_from_a_later_message(caller, channel):
+    first = inbound(channel["id"], "wamid.1", sender_phone="+5511933334444")
+    contact_id = first.message.contact_id
+    assert data(caller.get(f"/v1/contacts/{contact_id}"))["name"] == ""
+    second = inbound(channel["id"], "wamid.2", sender_name="Ana Souza")
+    shown = data(caller.get(f"/v1/contacts/{contact_id}"))
+    assert shown["name"] == "Ana Souza" and shown["phone"] == "+5511933334444"
+    assert ("contact.updated", shown) in events(caller.workspace_id)
+    received = events(caller.workspace_id, "message.received")[-1][1]
+    assert received["contact"]["name"] == "Ana Souza"
+    assert second.message.conversation_id == first.message.conversation_id
+
+
 def test_a_conversation_without_agent_gets_the_channels_later(caller):
     channel = make_channel(caller)
     first = inbound(channel["id"], "wamid.1")

@@ -272,17 +272,16 @@ def _check_option(field, value, blame):
     return value
 
 
-def identify(channel, inbound, known=None):
+def identify(channel, inbound):
     """The contact who wrote `inbound` on `channel`, creating it when new.
 
-    Found by the identity on the network first (`known`: the contact with
-    that identity, when the caller has just read it), then by phone or e-mail
-    (a contact already known from another channel); a new identity is linked.
+    Found by the identity on the network first, then by phone or e-mail (a
+    contact already known from another channel); a new identity is linked.
     Returns (contact, change): change is "created", "updated" (a new identity
     or a name learnt) or None, for the caller to raise the contact event.
     """
     workspace_id = channel.workspace_id
-    known = known or Contact.by_identity(workspace_id, channel.type, inbound.sender_id)
+    known = Contact.by_identity(workspace_id, channel.type, inbound.sender_id)
     if known is not None:
         return _named(known, inbound.sender_name)
     phone = _safe(formats.phone, inbound.sender_phone)
@@ -306,9 +305,13 @@ def identify(channel, inbound, known=None):
     return contact, change or "updated"
 
 
+def learns_name(contact, name):
+    """A contact without a name takes the one the network gives (`name`)."""
+    return bool(name) and not contact.name
+
+
 def _named(contact, name):
-    """A contact without a name takes the one the network gives."""
-    if contact.name or not name:
+    if not learns_name(contact, name):
         return contact, None
     contact.name = name[:200]
     contact.save()
