@@ -246,3 +246,27 @@ def test_a_connection_left_in_a_transaction_goes_back_to_the_pool(monkeypatch, c
     assert database.is_closed()  # handed back, and rolled back by the pool
     assert not database.connection().in_transaction
     assert Message.select().count() == 1
+
+
+def test_a_message_failing_half_way_leaves_nothing_of_its_own(monkeypatch, client, channel):
+    from agent_platform.models import Event
+    from agent_platform.services import replies
+
+    real = replies.schedule_reply
+
+    def fails_for_the_second(conversation, message, now):
+        if message.external_id == "wamid.second":  # after its message, count and event
+            raise RuntimeError("the reply could not be scheduled")
+        return real(conversation, message, now)
+
+    monkeypatch.setattr(replies, "schedule_reply", fails_for_the_second)
+    other = "5511988887777"
+    payload = messages_payload(text(wamid="wamid.first"), text(wamid="wamid.second", sender=other))
+    counts = data(signed_post(client, channel["id"], payload))
+    assert (counts["messages"], counts["failed"]) == (1, 1)
+    assert [message.external_id for message in Message.select()] == ["wamid.first"]
+    assert Contact.select().count() == 1
+    names = [event.name for event in Event.select().order_by(Event.created_at)]
+    assert names.count("message.received") == 1 and names.count("contact.created") == 1
+    failure = ChannelEvent.get(ChannelEvent.kind == "item_failed")
+    assert "the reply could not be scheduled" in failure.payload["reason"]

@@ -6,8 +6,6 @@ docstrings for the contract."""
 from collections import namedtuple
 from datetime import UTC, datetime
 
-from peewee import _savepoint
-
 from ..channels.neutral import INBOUND_TYPES, InboundMessage
 from ..db import database, transaction
 from ..errors import NotFound, ValidationError
@@ -101,9 +99,32 @@ def _atomic():
     open already (an adapter batching items, such as the WhatsApp intake's
     group commit), so SQLite reuses its prepared SAVEPOINT and RELEASE
     statements instead of preparing two new ones per message."""
-    if database.in_transaction():
-        return _savepoint(database, "receive_inbound")  # peewee's savepoint, named
-    return transaction()
+    return _SAVEPOINT if database.in_transaction() else transaction()
+
+
+class _Savepoint:
+    """peewee's savepoint (SAVEPOINT; RELEASE, or ROLLBACK TO when the block
+    raises), with constant statements run straight on the cursor: peewee's
+    formats them and goes through execute_sql for each."""
+
+    def __enter__(self):
+        fastsql.execute('SAVEPOINT "receive_inbound"')
+
+    def __exit__(self, error_type, error, traceback):
+        if error_type is None:
+            try:
+                fastsql.execute('RELEASE SAVEPOINT "receive_inbound"')
+                return
+            except Exception:
+                self._rollback()
+                raise
+        self._rollback()
+
+    def _rollback(self):
+        fastsql.execute('ROLLBACK TO SAVEPOINT "receive_inbound"')
+
+
+_SAVEPOINT = _Savepoint()
 
 
 def _looked_up(channel, inbound):
