@@ -13,7 +13,7 @@ def create_app(config=None, config_path=None):
     from .api.application import PlatformFlask
     from .api.ratelimit import SlidingWindowLimiter
     from .config import load_config
-    from .db import database, init_database
+    from .db import end_request, init_database
 
     app = PlatformFlask(__name__)
     app.config.update(load_config(config_path, overrides=config))
@@ -26,6 +26,6 @@ def create_app(config=None, config_path=None):
         app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
     )
     # peewee opens the connection lazily, on a request's first query.
-    app.teardown_request(lambda exc: database.is_closed() or database.close())
+    app.teardown_request(lambda exc: end_request())
     init_api(app)
     return app

@@ -1,0 +1,47 @@
+"""db.end_request and the pool: a request's thread keeps its connection for
+its next request, never inside a transaction, and a thread that ends hands
+its connection back to the pool."""
+
+import gc
+import threading
+
+from agent_platform.db import database
+
+
+def test_a_request_keeps_its_threads_connection_outside_any_transaction(caller):
+    assert caller.get("/v1/me").status_code == 200
+    connection = database.connection()
+    assert not connection.in_transaction
+    assert caller.post("/v1/custom-fields", json={"name": "A", "field_type": "text"}).status_code
+    assert database.connection() is connection and not connection.in_transaction
+
+
+def test_a_connection_left_in_a_transaction_goes_back_to_the_pool(app, caller):
+    def leaves_a_transaction_open():
+        database.connection().execute("BEGIN IMMEDIATE")
+        return {}
+
+    leaves_a_transaction_open._public = True  # as @blp.public marks it
+    app.add_url_rule("/leaves-a-transaction-open", view_func=leaves_a_transaction_open)
+    assert caller.get("/leaves-a-transaction-open").status_code == 200
+    assert database.is_closed()  # handed back, rolled back by the pool
+    assert not database.connection().in_transaction
+
+
+def test_a_thread_that_ends_hands_its_connection_back(caller):
+    caller.get("/v1/me")
+    database.close()  # this thread's own connection goes back: the pool holds one idle
+    held = {}
+
+    def one_request():
+        assert caller.get("/v1/me").status_code == 200
+        held["connection"] = database.connection()
+
+    for _ in range(3):  # as a development server runs each request in a thread of its own
+        thread = threading.Thread(target=one_request)
+        thread.start()
+        thread.join()
+        gc.collect()
+        assert database._in_use == {}
+        idle = [connection for _, _, connection in database._connections]
+        assert idle == [held["connection"]]  # the same one each time: nothing leaked
