@@ -58,16 +58,12 @@ def paginate(query, model, paging):
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
-    total = fastsql.scalar(*_total_sql(query, sql, params))
-    return Page(items, paging, total)
+    total_sql, total_params = _total_sql(query, sql, params)
+    return Page(items, paging, fastsql.scalar(total_sql, *total_params))
 
 
 def _total_sql(query, sql, params):
-    """SQL of the listing's total: from the counts the database keeps when
-    they tell it (models/counts.py), else COUNT(*)."""
-    if isinstance(query, fastsql.Listing):
-        kept = counted_sql(query.model, query.equal)
-        if kept:
-            sql, params = kept
-            return sql, *params
-    return f"SELECT COUNT(*) FROM ({sql})", *params
+    """SQL and parameters of the listing's total: from the counts the database
+    keeps when they tell it (models/counts.py), else COUNT(*)."""
+    kept = counted_sql(query.model, query.equal) if isinstance(query, fastsql.Listing) else None
+    return kept or (f"SELECT COUNT(*) FROM ({sql})", params)
