@@ -21,6 +21,7 @@ class RowCount(Model):
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
     subset = IntegerField()  # the row's value of its model's COUNTED_BY column
     rows = IntegerField()
+    version = IntegerField(default=0)  # moved forward by every change of the subset's rows
 
     class Meta:
         database = database
@@ -31,15 +32,16 @@ class RowCount(Model):
 
 def counted_sql(model, equal):
     """SQL and parameters reading the number of `model`'s rows whose columns
-    equal `equal` (field name -> value) from row_count, or None when the
-    counts cannot tell it (the model keeps none, or other columns are filtered)."""
+    equal `equal` (field name -> value) from row_count, and the sum of their
+    subsets' versions, or None when the counts cannot tell it (the model keeps
+    none, or other columns are filtered)."""
     subset_column = getattr(model, "COUNTED_BY", None)
     if subset_column is None or "workspace" not in equal:
         return None
     if not set(equal) <= {"workspace", subset_column}:
         return None
     sql = (
-        'SELECT coalesce(sum("rows"), 0) FROM "row_count"'
+        'SELECT coalesce(sum("rows"), 0), coalesce(sum("version"), 0) FROM "row_count"'
         ' WHERE "table_name" = ? AND "workspace_id" = ?'
     )
     params = [model._meta.table_name, equal["workspace"]]

@@ -1,10 +1,12 @@
 """One way to page through any query: stable order, total, and the page."""
 
 import math
+import threading
 from dataclasses import dataclass
 
 from peewee import Star
 
+from ..db import database
 from . import fastsql
 from .counts import counted_sql
 
@@ -35,7 +37,9 @@ def paginate(query, model, paging):
     The statement is built by peewee once and then counted and paged by
     SQLite, which flattens the subqueries (the indexes still serve the
     order): building a peewee query costs more than running it, and most of
-    that is spelling out the columns, hence `table.*`.
+    that is spelling out the columns, hence `table.*`. A page SQLite renders
+    (`Listing.rendered`) of a model whose rows are counted is kept in memory
+    while their version stands.
     """
     form = None
     if isinstance(query, fastsql.Listing):
@@ -52,14 +56,74 @@ def paginate(query, model, paging):
         items = fastsql.fetch_all(model, f"SELECT * FROM ({sql}) {order}", *page_params)
         count = len(items)
     else:
-        page_sql = f"SELECT {form.expression} FROM ({sql}) {order}"
-        rows = fastsql.execute(page_sql, *form.params, *page_params).fetchall()
+        page_statement = (
+            f"SELECT {form.expression} FROM ({sql}) {order}",
+            (*form.params, *page_params),
+        )
+        counts = counted_sql(model, query.equal)
+        if counts is not None:
+            return _versioned_page(page_statement, counts, form, paging)
+        rows = fastsql.execute(page_statement[0], *page_statement[1]).fetchall()
         items, count = form.read(rows), len(rows)
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
     total_sql, total_params = _total_sql(query, sql, params)
     return Page(items, paging, fastsql.scalar(total_sql, *total_params))
+
+
+def _versioned_page(page_statement, counts, form, paging):
+    """The page of a counted, rendered listing: the one rendered before when
+    the version of its rows still stands, else rendered now and kept.
+
+    A hit costs one read of row_count instead of the page's SQL (most of a
+    page's cost). The page is rendered in the same snapshot as the version
+    it is kept under, so a page is never kept under a version it does not
+    show. Each process keeps its own pages; the versions are in the
+    database, so a change made by any process or the CLI is seen at once.
+    """
+    (page_sql, page_params), (counts_sql, counts_params) = page_statement, counts
+    key = (page_sql, page_params)
+    total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
+    items = RENDERED_PAGES.get(key, version)
+    if items is None:
+        with database.atomic("DEFERRED"):
+            total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
+            items = form.read(fastsql.execute(page_sql, *page_params).fetchall())
+        RENDERED_PAGES.keep(key, version, items)
+    return Page(items, paging, total)
+
+
+class RenderedPages:
+    """Pages rendered by SQLite (sqljson.RawJson), by statement and the
+    version of the rows they show. Bounded by the characters kept: when a
+    new page would pass `max_chars`, every page is forgotten at once (a
+    miss only costs a rendering)."""
+
+    def __init__(self, max_chars):
+        self.max_chars = max_chars
+        self._pages = {}  # statement and parameters -> (version, RawJson)
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, key, version):
+        kept = self._pages.get(key)
+        return kept[1] if kept is not None and kept[0] == version else None
+
+    def keep(self, key, version, items):
+        with self._lock:
+            replaced = self._pages.pop(key, None)
+            if replaced is not None:
+                self._chars -= len(replaced[1].text)
+            if self._chars + len(items.text) > self.max_chars:
+                self._pages.clear()
+                self._chars = 0
+            self._pages[key] = (version, items)
+            self._chars += len(items.text)
+
+
+# 100 full pages of 100 rows of about 400 characters: a few MB at most.
+RENDERED_PAGES = RenderedPages(max_chars=4_000_000)
 
 
 def _total_sql(query, sql, params):

@@ -1,0 +1,127 @@
+"""Pages of counted listings are served again from memory while the version
+of their rows stands (models/pagination.py), and never once it has moved."""
+
+import sqlite3
+
+from agent_platform.db import database
+from agent_platform.models.pagination import RenderedPages
+from agent_platform.models.sqljson import RawJson
+
+PAGE = "/v1/custom-fields?limit=3"
+
+
+def create(caller, name):
+    response = caller.post("/v1/custom-fields", json={"name": name, "field_type": "text"})
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()["data"]["id"]
+
+
+def page(caller, query=PAGE):
+    response = caller.get(query)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def assert_page_is_current(caller, query=PAGE):
+    """The page shows each field as GET /v1/custom-fields/{id} does now, in
+    the order and number the database holds now."""
+    body = page(caller, query)
+    archived = "include_archived=true" in query
+    rows = database.execute_sql(
+        'SELECT "id" FROM "custom_field" WHERE "workspace_id" = ?'
+        + ("" if archived else ' AND NOT "is_archived"')
+        + ' ORDER BY "created_at" DESC, "id" DESC',
+        (caller.workspace_id,),
+    ).fetchall()
+    assert [item["id"] for item in body["data"]] == [row[0] for row in rows[:3]]
+    for item in body["data"]:
+        assert item == caller.get(f"/v1/custom-fields/{item['id']}").get_json()["data"]
+    assert body["pagination"]["total"] == body["meta"]["total"] == len(rows)
+    return body
+
+
+def statements_run(caller, query=PAGE):
+    """The SQL statements a request for `query` runs on this thread's connection."""
+    seen = []
+    connection = database.connection()
+    connection.set_trace_callback(seen.append)
+    try:
+        page(caller, query)
+    finally:
+        connection.set_trace_callback(None)
+    return seen
+
+
+def test_a_page_asked_again_is_not_rendered_again(caller):
+    for i in range(5):
+        create(caller, f"field {i}")
+    first = statements_run(caller)
+    again = statements_run(caller)
+    assert any("printf(" in sql for sql in first)
+    assert not any("printf(" in sql for sql in again)
+    assert any('"row_count"' in sql for sql in again)
+    assert page(caller) == page(caller)
+
+
+def test_every_change_through_the_api_shows_on_the_next_page(caller, other):
+    ids = [create(caller, f"field {i}") for i in range(4)]
+    assert_page_is_current(caller)
+
+    create(caller, "newest")
+    assert assert_page_is_current(caller)["data"][0]["name"] == "newest"
+    caller.patch(f"/v1/custom-fields/{ids[3]}", json={"name": "renamed"})
+    assert assert_page_is_current(caller)["data"][1]["name"] == "renamed"
+    caller.put(f"/v1/custom-fields/{ids[3]}/archive")
+    assert_page_is_current(caller)
+    assert_page_is_current(caller, PAGE + "&include_archived=true")
+    caller.put(f"/v1/custom-fields/{ids[3]}/unarchive")
+    assert_page_is_current(caller)
+
+    # Another workspace's change moves none of this listing's versions.
+    create(other, "theirs")
+    assert not any("printf(" in sql for sql in statements_run(caller))
+
+
+def test_changes_by_another_writer_show_on_the_next_page(caller):
+    ids = [create(caller, f"field {i}") for i in range(4)]
+    assert_page_is_current(caller)
+    assert_page_is_current(caller, PAGE + "&include_archived=true")
+
+    # Another connection, as the CLI or a second process would write.
+    writer = sqlite3.connect(database.database)
+    try:
+        for sql, params in (
+            ('UPDATE "custom_field" SET "display_order" = 7 WHERE "id" = ?', (ids[3],)),
+            ('UPDATE "custom_field" SET "is_archived" = 1 WHERE "id" = ?', (ids[2],)),
+            ('DELETE FROM "custom_field" WHERE "id" = ?', (ids[1],)),
+        ):
+            writer.execute(sql, params)
+            writer.commit()
+            assert_page_is_current(caller)
+            assert_page_is_current(caller, PAGE + "&include_archived=true")
+    finally:
+        writer.close()
+    assert page(caller)["data"][0]["display_order"] == 7
+
+
+def test_each_page_and_order_is_kept_apart(caller):
+    names = [f"field {i}" for i in range(5)]
+    for name in names:
+        create(caller, name)
+    first, second = page(caller), page(caller, PAGE + "&page=2")
+    oldest = page(caller, PAGE + "&order=asc")
+    assert [item["name"] for item in first["data"] + second["data"]] == names[::-1]
+    assert [item["name"] for item in oldest["data"]] == names[:3]
+    assert page(caller) == first and page(caller, PAGE + "&page=2") == second
+
+
+def test_kept_pages_are_bounded_and_answer_only_their_version():
+    pages = RenderedPages(max_chars=10)
+    pages.keep("a", 1, RawJson("[1,2,3]"))
+    assert pages.get("a", 1).text == "[1,2,3]"
+    assert pages.get("a", 2) is None
+    pages.keep("a", 2, RawJson("[4,5,6]"))  # replaces the page of version 1
+    assert pages.get("a", 1) is None and pages.get("a", 2).text == "[4,5,6]"
+    pages.keep("b", 1, RawJson("[7,8]"))  # 7 + 5 characters: more than 10
+    assert pages.get("a", 2) is None
+    assert pages.get("b", 1).text == "[7,8]"
