@@ -3,9 +3,11 @@ of their rows stands (models/pagination.py), and never once it has moved."""
 
 import sqlite3
 
+from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.models.pagination import RenderedPages
 from agent_platform.models.sqljson import RawJson
+from conftest import OFFLINE, Caller
 
 PAGE = "/v1/custom-fields?limit=3"
 
@@ -125,3 +127,19 @@ def test_kept_pages_are_bounded_and_answer_only_their_version():
     pages.keep("b", 1, RawJson("[7,8]"))  # 7 + 5 characters: more than 10
     assert pages.get("a", 2) is None
     assert pages.get("b", 1).text == "[7,8]"
+
+
+def test_a_page_of_another_database_file_is_never_served(caller, tmp_path):
+    ids = [create(caller, f"field {i}") for i in range(2)]
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(database.database) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    # The same workspace at the same version in both files, with other rows.
+    caller.patch(f"/v1/custom-fields/{ids[0]}", json={"name": "here"})
+    assert page(caller)["data"][1]["name"] == "here"
+
+    elsewhere = create_app({**OFFLINE, "DATABASE_PATH": str(copy)})
+    with elsewhere.app_context():
+        there = Caller(elsewhere.test_client(), caller.key, caller.workspace_id)
+        there.patch(f"/v1/custom-fields/{ids[0]}", json={"name": "there"})
+        assert page(there)["data"][1]["name"] == "there"

@@ -83,7 +83,8 @@ def _versioned_page(page_statement, counts, form, paging):
     database, so a change made by any process or the CLI is seen at once.
     """
     (page_sql, page_params), (counts_sql, counts_params) = page_statement, counts
-    key = (page_sql, page_params)
+    # The database file is part of the key: the versions of two files can meet.
+    key = (database.database, page_sql, page_params)
     total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
     items = RENDERED_PAGES.get(key, version)
     if items is None:
