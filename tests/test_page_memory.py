@@ -4,9 +4,10 @@ of their rows stands (models/pagination.py), and never once it has moved."""
 import sqlite3
 
 from agent_platform import create_app
-from agent_platform.db import database
-from agent_platform.models.pagination import RenderedPages
+from agent_platform.db import database, transaction
+from agent_platform.models.pagination import PageRequest, RenderedPages
 from agent_platform.models.sqljson import RawJson
+from agent_platform.services import custom_fields
 from conftest import OFFLINE, Caller
 
 PAGE = "/v1/custom-fields?limit=3"
@@ -143,3 +144,20 @@ def test_a_page_of_another_database_file_is_never_served(caller, tmp_path):
         there = Caller(elsewhere.test_client(), caller.key, caller.workspace_id)
         there.patch(f"/v1/custom-fields/{ids[0]}", json={"name": "there"})
         assert page(there)["data"][1]["name"] == "there"
+
+
+def test_a_page_read_inside_a_transaction_rolled_back_is_never_served(caller):
+    create(caller, "kept")
+    paging = PageRequest(page=1, limit=3, order="desc", sort="created_at")
+    try:
+        with transaction():
+            custom_fields.create_field(caller.workspace_id, {"name": "gone", "field_type": "text"})
+            # The page shows the uncommitted row, at the version it moved to.
+            listed = custom_fields.list_fields(caller.workspace_id, paging)
+            assert '"name":"gone"' in listed.items.text
+            raise RuntimeError("abandon")
+    except RuntimeError:
+        pass
+    create(caller, "committed")  # moves the version to the same number again
+    names = [item["name"] for item in assert_page_is_current(caller)["data"]]
+    assert names == ["committed", "kept"]

@@ -79,10 +79,15 @@ def _versioned_page(page_statement, counts, form, paging):
     A hit costs one read of row_count instead of the page's SQL (most of a
     page's cost). The page is rendered in the same snapshot as the version
     it is kept under, so a page is never kept under a version it does not
-    show. Each process keeps its own pages; the versions are in the
+    show; a page read inside a transaction is neither served nor kept. Each process keeps its own pages; the versions are in the
     database, so a change made by any process or the CLI is seen at once.
     """
     (page_sql, page_params), (counts_sql, counts_params) = page_statement, counts
+    if database.connection().in_transaction:
+        # It may see changes of its own that are rolled back later, and the
+        # version they moved to would then be reached again by other rows.
+        total = fastsql.execute(counts_sql, *counts_params).fetchone()[0]
+        return Page(form.read(fastsql.execute(page_sql, *page_params).fetchall()), paging, total)
     # The database file is part of the key: the versions of two files can meet.
     key = (database.database, page_sql, page_params)
     total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
