@@ -6,7 +6,8 @@ the second round's everyday words (home, plans, contact, receipts, insurance,
 companions, age...), word families joined by a suffix, forgetting something
 oneself, double charges, job seekers and asking for a person left to a human,
 a bare day name, generic verbs, and the whole-question exception to the
-relative margin."""
+relative margin; then a time of day weighing little and "where is the..."
+asking for the address."""
 
 import pytest
 
@@ -402,3 +403,45 @@ def test_dairy_free_is_vegan_and_a_puncture_is_a_flat(message, expected, languag
         for name, question in zip(("vegan", "flat", "cake"), questions, strict=True)
     ]
     assert chosen(message, trainings, language) == expected
+
+
+ROOMS = {
+    "en": [{"id": "rooms", "type": "qa", "question": "Can I book a meeting room?",
+            "answer": "Yes, in the app."},
+           {"id": "desks", "type": "qa", "question": "How much is a desk?",
+            "answer": "$220 a month."}],
+    "es": [{"id": "rooms", "type": "qa", "question": "¿Puedo reservar una sala?",
+            "answer": "Sí, en la app."},
+           {"id": "desks", "type": "qa", "question": "¿Cuánto cuesta un escritorio?",
+            "answer": "220 € al mes."}],
+    "pt-BR": [{"id": "rooms", "type": "qa", "question": "Posso reservar uma sala?",
+               "answer": "Sim, no aplicativo."},
+              {"id": "desks", "type": "qa", "question": "Quanto custa uma mesa?",
+               "answer": "R$ 220 por mês."}],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("message", "when", "language"),
+    [
+        ("a room for friday afternoon?", "afternoon", "en"),
+        ("una sala para mañana por la noche?", "noche", "es"),
+        ("uma sala pra sexta à noite?", "noite", "pt-BR"),
+    ],
+)
+def test_a_time_of_day_weighs_little(message, when, language):
+    # A time of day says when, not what: the room is still what is asked,
+    # and the time weighs less than a subject no training has would.
+    assert chosen(message, ROOMS[language], language) == "rooms"
+    subject = message.replace(when, "yoga")
+    assert decide(message, ROOMS[language], language).score > (
+        decide(subject, ROOMS[language], language).score
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "language"),
+    [("donde está la tienda?", "es"), ("dónde se encuentran?", "es"), ("onde é a loja?", "pt-BR")],
+)
+def test_where_is_the_shop_asks_for_the_address(message, language):
+    assert "@location" in terms(message, language)
