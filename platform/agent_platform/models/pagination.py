@@ -79,8 +79,9 @@ def _versioned_page(page_statement, counts, form, paging):
     A hit costs one read of row_count instead of the page's SQL (most of a
     page's cost). The page is rendered in the same snapshot as the version
     it is kept under, so a page is never kept under a version it does not
-    show; a page read inside a transaction is neither served nor kept. Each process keeps its own pages; the versions are in the
-    database, so a change made by any process or the CLI is seen at once.
+    show; a page read inside a transaction is neither served nor kept. Each
+    process keeps its own pages; the versions are in the database, so a
+    change made by any process or the CLI is seen at once.
     """
     (page_sql, page_params), (counts_sql, counts_params) = page_statement, counts
     if database.connection().in_transaction:
