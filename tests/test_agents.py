@@ -174,7 +174,7 @@ def test_settings_have_safe_defaults_and_keep_what_is_not_given(caller):
         "fallback_message": "",
         "handoff_message": "",
         "handoff_on_fallback": True,
-        "qa_threshold": 0.38,
+        "qa_threshold": 0.40,
         "qa_margin": 0.03,
         "passage_threshold": 0.55,
     }

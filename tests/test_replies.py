@@ -52,7 +52,7 @@ def test_a_question_is_answered_after_the_debounce_with_the_greeting_first(calle
     assert shown["status"] == "sent"
     assert shown["metadata"]["reply"]["provider"] == "knowledge"
     assert shown["metadata"]["reply"]["kind"] == "qa"
-    assert shown["metadata"]["reply"]["score"] >= 0.38
+    assert shown["metadata"]["reply"]["score"] >= 0.40
     (job,) = jobs(message.conversation_id)
     assert (job.status, job.outcome, job.attempts) == ("done", "replied", 1)
 

@@ -11,6 +11,7 @@ from ..models import AgentTool, ContextEntry, Conversation, Training
 from ..models.agents import Agent
 from ..models.base import utcnow
 from ..models.pagination import paginate
+from ..replies.knowledge import PASSAGE_THRESHOLD, QA_MARGIN, QA_THRESHOLD
 from . import channels
 
 WORKFLOW_TYPES = ("support", "sales", "scheduling", "lead_qualification", "faq", "custom")
@@ -37,9 +38,9 @@ DEFAULT_SETTINGS = {
     "fallback_message": "",  # "": a short built-in text in the agent's language
     "handoff_message": "",
     "handoff_on_fallback": True,
-    "qa_threshold": 0.38,
-    "qa_margin": 0.03,
-    "passage_threshold": 0.55,
+    "qa_threshold": QA_THRESHOLD,
+    "qa_margin": QA_MARGIN,
+    "passage_threshold": PASSAGE_THRESHOLD,
 }
 # The handoff keywords a new agent gets, by its language (others: English).
 DEFAULT_HANDOFF = DEFAULT_SETTINGS["handoff_keywords"]
