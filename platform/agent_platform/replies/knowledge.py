@@ -72,8 +72,8 @@ from .matching import (
 # to 0.40 (with the runner-up ratio at 0.85) when the third blind split took
 # precision over all 941 messages to 94.1%: swept 0.38-0.44 and 0.85-0.9,
 # this is the pair that keeps 95% with the most top-1 (75.5%, against 78.5%
-# at 0.38 / 0.9). The margin turns near-ties
-# between two different answers into a handoff. The passage threshold sits
+# at 0.38 / 0.9). The margin turns near-ties between two different answers
+# into a handoff. The passage threshold sits
 # between the passages asked for and messages no text answers (one word of
 # two matched scores about 0.6). Overridable per agent through its settings
 # (`qa_threshold`, `qa_margin`, `passage_threshold`).
