@@ -173,7 +173,7 @@ def report(targets, paced):
             f"{target.label:<34} {by_rps:6.1%} of bare by req/s, {by_cpu:6.1%} by CPU per "
             f"request (target >= {goal:.0%})"
         )
-    print(f"Paced, medians of {len(bare.runs)} rounds:")
+    print(f"Paced, medians of {len(paced[0].runs)} rounds:")
     for target in paced:
         highest = max(run["p99_ms"] for run in target.runs)
         print(
