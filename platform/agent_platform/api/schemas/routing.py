@@ -110,7 +110,11 @@ class TransferRuleCreateSchema(ma.Schema):
         MATCH_TYPES, "keywords (keywords), regex (pattern) or intention (intention_id)"
     )
     keywords = fields.List(_text(100), validate=validate.Length(min=1, max=50))
-    pattern = _text(500, allow_none=True, metadata={"description": "Python syntax, any case"})
+    pattern = _text(
+        500,
+        allow_none=True,
+        metadata={"description": "RE2 syntax, any case (no look-around or back-references)"},
+    )
     intention_id = fields.UUID(allow_none=True)
     action = _choice(TRANSFER_ACTIONS, "handoff (to a human) or transfer (target_agent_id)")
     target_agent_id = fields.UUID(allow_none=True)
