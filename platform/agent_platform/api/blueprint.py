@@ -10,8 +10,11 @@ import marshmallow as ma
 from flask import request
 from flask_smorest import Blueprint
 from marshmallow import fields
-from webargs.flaskparser import FlaskParser
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
 
+from .. import jsonbody
+from ..errors import ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
@@ -56,6 +59,19 @@ class ApiParser(FlaskParser):
                 self._loaded_queries[key] = loaded
         return dict(loaded)
 
+    def _raw_load_json(self, req):
+        # As webargs reads it, with the nesting and Unicode limits of jsonbody.
+        if not is_json_request(req):
+            return _nothing_to_change(req)
+        body = req.get_data(cache=True)
+        try:
+            loaded = jsonbody.loads(body)
+        except jsonbody.BodyError as error:
+            raise ValidationError(error.field, error.problem) from None
+        except (ValueError, UnicodeDecodeError) as error:
+            self._handle_invalid_json_error(error, req)
+        return loaded if loaded != {} else _nothing_to_change(req, loaded)
+
     def load_querystring(self, req, schema):
         # webargs wraps the arguments in a proxy that looks for the schema's
         # list fields on every request; without any, a plain dict of the first
@@ -63,6 +79,13 @@ class ApiParser(FlaskParser):
         if _takes_lists(type(schema)):
             return super().load_querystring(req, schema)
         return req.args.to_dict()
+
+
+def _nothing_to_change(req, loaded=core.missing):
+    """A PATCH changes something: no body, or {}, is a client's mistake."""
+    if req.method == "PATCH":
+        raise ValidationError("body", "send a JSON object with at least one field to change")
+    return loaded
 
 
 class ApiBlueprint(Blueprint):

@@ -15,6 +15,8 @@ from .schemas.common import Bare, BareSchema
 from .schemas.rendered import RenderedSchema
 
 MAX_LIMIT = 100
+# 100 items a page: a hundred million items, and every offset an SQLite integer.
+MAX_PAGE = 1_000_000
 DEFAULT_LIMIT = 20
 
 
@@ -29,8 +31,8 @@ class ListQuery(ma.Schema):
 
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1),
-        metadata={"description": "Page number, from 1"},
+        validate=validate.Range(min=1, max=MAX_PAGE),
+        metadata={"description": f"Page number, 1 to {MAX_PAGE:,}"},
     )
     limit = fields.Integer(
         validate=validate.Range(min=1, max=MAX_LIMIT),

@@ -99,7 +99,9 @@ def _access(app, endpoint, method):
 def authorize(req, request_globals, app):
     if req.routing_exception is not None:
         return
-    public, scope = _access(app, req.endpoint, req.method)
+    # HEAD is GET without the body: the same key, scope and status.
+    method = "GET" if req.method == "HEAD" else req.method
+    public, scope = _access(app, req.endpoint, method)
     if public:
         return
     api_key = keys.authenticate(_presented_key(req.environ))

@@ -46,8 +46,8 @@ class Channel(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def named(cls, workspace_id, name, excluding_id=None):
-        """The active channel called `name` (case-insensitive), if any."""
-        query = cls.in_workspace(workspace_id).where(cls.name.collate("NOCASE") == name)
+        """The active channel called `name` (any case, Unicode folding), if any."""
+        query = cls.in_workspace(workspace_id).where(cls.name.collate("UNICODE_NOCASE") == name)
         if excluding_id:
             query = query.where(cls.id != excluding_id)
         return query.first()

@@ -3,7 +3,7 @@ from marshmallow import fields, validate
 
 from ...models.channels import CHANNEL_TYPES
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 SETTINGS_DOC = (
@@ -40,7 +40,7 @@ class ChannelSettingsSchema(ma.Schema):
 
 
 class ChannelCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = Name(required=True, validate=validate.Length(min=1, max=200))
     type = fields.String(required=True, validate=validate.OneOf(CHANNEL_TYPES))
     settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
 
@@ -48,7 +48,7 @@ class ChannelCreateSchema(ma.Schema):
 class ChannelUpdateSchema(ma.Schema):
     """Rename, or change some settings (those not given stay)."""
 
-    name = fields.String(validate=validate.Length(min=1, max=200))
+    name = Name(validate=validate.Length(min=1, max=200))
     settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
 
 

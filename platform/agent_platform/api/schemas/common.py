@@ -1,9 +1,15 @@
 """Schema pieces shared by every resource."""
 
-from datetime import UTC
+import unicodedata
+from datetime import UTC, datetime
 
 import marshmallow as ma
 from marshmallow import fields, post_dump
+
+# Times a request may carry: a day's arithmetic either side stays a valid date.
+EARLIEST = datetime(1970, 1, 1)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999)
+OUT_OF_RANGE = "Must be between 1970-01-01 and 9999-12-30 (UTC)."
 
 
 class UtcDateTime(fields.DateTime):
@@ -16,9 +22,37 @@ class UtcDateTime(fields.DateTime):
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
-        if parsed.tzinfo is not None:
-            parsed = parsed.astimezone(UTC)
+        try:
+            if parsed.tzinfo is not None:
+                parsed = parsed.astimezone(UTC)
+        except OverflowError:
+            parsed = None  # an offset past year 1 or 9999
+        if parsed is None or not EARLIEST <= parsed.replace(tzinfo=None) <= LATEST:
+            raise ma.ValidationError(OUT_OF_RANGE)
         return parsed.replace(tzinfo=None)
+
+
+class UtcDate(fields.Date):
+    """A whole UTC day, within the range of times."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        parsed = super()._deserialize(value, attr, data, **kwargs)
+        if not EARLIEST.date() <= parsed <= LATEST.date():
+            raise ma.ValidationError(OUT_OF_RANGE)
+        return parsed
+
+
+class Name(fields.String):
+    """A name people read: one line of visible text. Control characters
+    (NUL, line breaks, tabs) and names of nothing but spaces are refused."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if any(unicodedata.category(char) == "Cc" for char in text):
+            raise ma.ValidationError("Must not contain control characters (NUL, line breaks, tabs).")
+        if text and not text.strip():
+            raise ma.ValidationError("Must not be only spaces.")
+        return text
 
 
 class Bare(dict):

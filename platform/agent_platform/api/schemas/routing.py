@@ -5,7 +5,7 @@ from marshmallow import fields, validate
 
 from ...models.routing import IDLE_ACTIONS, INTENTION_ACTIONS, MATCH_TYPES, TRANSFER_ACTIONS
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 MAX_TEXT = 4096
@@ -13,6 +13,10 @@ MAX_TEXT = 4096
 
 def _text(maximum, **kwargs):
     return fields.String(validate=validate.Length(min=1, max=maximum), **kwargs)
+
+
+def _name(**kwargs):
+    return Name(validate=validate.Length(min=1, max=200), **kwargs)
 
 
 def _choice(values, description):
@@ -50,7 +54,7 @@ class IntentionSchema(RenderedSchema):
 
 
 class IntentionCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     description = fields.String(validate=validate.Length(max=2000))
     examples = fields.List(
         _text(500),
@@ -101,7 +105,7 @@ class TransferRuleSchema(RenderedSchema):
 
 
 class TransferRuleCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     priority = fields.Integer(
         validate=validate.Range(min=0, max=1000),
         metadata={"description": "Rules are tried lowest first (default 0), then oldest first"},
@@ -150,7 +154,7 @@ class IdleActionSchema(RenderedSchema):
 
 
 class IdleActionCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     minutes = fields.Integer(
         required=True,
         validate=validate.Range(min=1, max=43200),

@@ -1,0 +1,217 @@
+"""What an attacker or a careless client sends is refused with a 400 that
+names the place at fault, never a 500, and changes nothing: HEAD without a
+key, huge page numbers, lone surrogates, deep nesting, extreme dates, empty
+PATCHes, names of control characters or spaces, names equal but for case."""
+
+import json
+import re
+
+import pytest
+
+from agent_platform.models import Agent, Channel, Message
+from conftest import assert_error
+from conversations_helpers import data, make_agent
+from whatsapp_helpers import *  # noqa: F403  (the fixtures)
+from whatsapp_helpers import messages_payload, post, text
+
+MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
+
+
+def raw(caller, method, path, body):
+    headers = caller.headers({"Content-Type": "application/json"})
+    return caller.client.open(path, method=method, data=body, headers=headers)
+
+
+# --- HEAD is GET without a body -----------------------------------------------------
+
+
+def test_head_needs_a_key_and_the_scope_as_get_does(client, caller, make_caller):
+    assert_head_like_get(client.head("/v1/agents"), client.get("/v1/agents"))
+    limited = make_caller(scopes=["contacts:read"])
+    assert_head_like_get(limited.request("HEAD", "/v1/agents"), limited.get("/v1/agents"))
+    assert_head_like_get(caller.request("HEAD", "/v1/agents"), caller.get("/v1/agents"))
+    unknown = f"/v1/agents/{MISSING}"
+    assert_head_like_get(caller.request("HEAD", unknown), caller.get(unknown))
+
+
+def assert_head_like_get(head, get):
+    assert (head.status_code, head.data) == (get.status_code, b"")
+    assert head.headers["Content-Type"] == get.headers["Content-Type"]
+
+
+def test_every_listing_refuses_a_page_past_the_maximum(client, caller):
+    spec = client.get("/openapi.json").get_json()
+    listings = [
+        path
+        for path, item in spec["paths"].items()
+        if any(p["name"] == "page" for p in item.get("get", {}).get("parameters", []))
+    ]
+    assert len(listings) >= 14
+    for path in listings:
+        concrete = re.sub(
+            r"\{[^}]+\}",
+            lambda m: caller.workspace_id if "orkspace" in m.group() else MISSING,
+            path,
+        )
+        for value in (2**62, 2**64, 10**30, 1_000_001):
+            response = caller.get(f"{concrete}?page={value}")
+            assert_error(response, 400, "VALIDATION_ERROR", "page")
+
+
+def test_the_last_allowed_page_is_answered(caller):
+    body = caller.get("/v1/agents?page=1000000&limit=100").get_json()
+    assert (body["data"], body["pagination"]["page"]) == ([], 1_000_000)
+
+
+# --- bodies ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        (b'{"name": "\\ud800"}', "name"),
+        (b'{"name": "ok\\udfff"}', "name"),
+        (b'{"name": "A", "description": "\\ud83d"}', "description"),
+        (b'{"\\ud800": "A"}', "body"),
+    ],
+)
+def test_a_lone_surrogate_is_refused_naming_its_field(caller, body, field):
+    error = assert_error(raw(caller, "POST", "/v1/agents", body), 400, "VALIDATION_ERROR")
+    assert error["message"].startswith(f"{field}: ")
+    assert Agent.select().count() == 0
+
+
+def test_a_surrogate_pair_is_an_ordinary_character(caller):
+    created = data(raw(caller, "POST", "/v1/agents", b'{"name": "Ana \\ud83d\\ude00"}'), 201)
+    assert created["name"] == "Ana \U0001f600"
+
+
+@pytest.mark.parametrize("depth", [33, 1000, 100_000])
+def test_deep_nesting_is_refused(caller, depth):
+    body = '{"name": "A", "description": ' + "[" * depth + "]" * depth + "}"
+    error = assert_error(raw(caller, "POST", "/v1/agents", body.encode()), 400, "VALIDATION_ERROR")
+    assert "nested deeper than 32 levels" in error["message"]
+    assert Agent.select().count() == 0
+
+
+def test_nesting_up_to_the_limit_reaches_the_schema(caller):
+    body = '{"name": "A", "description": ' + "[" * 31 + "]" * 31 + "}"
+    error = assert_error(raw(caller, "POST", "/v1/agents", body.encode()), 400, "VALIDATION_ERROR")
+    assert error["message"].startswith("description: ")  # a string is wanted, not a list
+
+
+def test_brackets_inside_strings_are_not_nesting(caller):
+    body = json.dumps({"name": "[" * 100, "description": "{" * 100}).encode()
+    assert data(raw(caller, "POST", "/v1/agents", body), 201)["name"] == "[" * 100
+
+
+def test_the_whatsapp_intake_refuses_deep_nesting_and_stores_nothing(client, channel):
+    payload = messages_payload(text("hi", wamid="wamid.DEEP"))
+    payload["entry"][0]["extra"] = json.loads("[" * 40 + "]" * 40)
+    response = post(client, channel["id"], payload)
+    assert_error(response, 400, "VALIDATION_ERROR", "nested deeper than 32 levels")
+    assert Message.select().count() == 0
+
+
+def test_the_whatsapp_intake_refuses_a_lone_surrogate(client, channel):
+    body = json.dumps(messages_payload(text("hi", wamid="wamid.SURR"))).replace('"hi"', '"\\ud800"')
+    response = post(client, channel["id"], None, raw=body.encode())
+    assert_error(response, 400, "VALIDATION_ERROR", "lone UTF-16 surrogate")
+    assert Message.select().count() == 0
+
+
+# --- dates ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("to=9999-12-31", "to"),
+        ("from=0001-01-01", "from"),
+        ("from=1969-12-31", "from"),
+    ],
+)
+def test_credits_outside_the_range_of_dates_are_400(caller, query, field):
+    agent = make_agent(caller)
+    assert_error(caller.get(f"/v1/agents/{agent}/credits?{query}"), 400, "VALIDATION_ERROR", field)
+
+
+def test_the_last_day_in_range_is_answered(caller):
+    agent = make_agent(caller)
+    report = data(caller.get(f"/v1/agents/{agent}/credits?from=9999-12-01&to=9999-12-30"))
+    assert report["period_end"] == "9999-12-30T23:59:59.999999Z"
+
+
+@pytest.mark.parametrize(
+    "since",
+    ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00",
+     "9999-12-31T23:00:00-12:00"],
+)  # fmt: skip
+def test_times_outside_the_range_are_400(caller, since):
+    response = caller.get("/v1/conversations", query_string={"updated_since": since})
+    assert_error(response, 400, "VALIDATION_ERROR", "updated_since")
+    hook = f"/v1/webhooks/{MISSING}/recover"
+    assert_error(caller.post(hook, query_string={"since": since}), 400, "VALIDATION_ERROR", "since")
+
+
+# --- PATCH changes something ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [None, b"{}", b""])
+def test_a_patch_with_nothing_to_change_is_400(caller, body):
+    agent = make_agent(caller)
+    path = f"/v1/agents/{agent}"
+    if body is None:
+        response = caller.patch(path)
+    else:
+        response = raw(caller, "PATCH", path, body)
+    assert_error(response, 400, "VALIDATION_ERROR", "body: ")
+    assert Agent.get_by_id(agent).name == "Ana"
+
+
+# --- names ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "line\nbreak", "tab\there", "\x7f", "   ", "\u3000"])
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/v1/agents", {}),
+        ("/v1/channels", {"type": "whatsapp"}),
+        ("/v1/custom-fields", {"field_type": "text"}),
+    ],
+)
+def test_names_of_control_characters_or_spaces_are_refused(caller, path, body, name):
+    response = caller.post(path, json={**body, "name": name})
+    assert_error(response, 400, "VALIDATION_ERROR", "name")
+
+
+def test_a_rename_is_checked_too(caller):
+    agent = make_agent(caller)
+    assert_error(
+        caller.patch(f"/v1/agents/{agent}", json={"name": " \t "}), 400, "VALIDATION_ERROR"
+    )
+    assert Agent.get_by_id(agent).name == "Ana"
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [("Straße", "STRASSE"), ("École", "école"), ("ΣΊΣΥΦΟΣ", "σίσυφος"), ("ＡＢＣ", "abc"),
+     ("Ǆ", "ǆ")],
+)  # fmt: skip
+def test_names_equal_but_for_case_are_one_name(caller, first, second):
+    data(caller.post("/v1/custom-fields", json={"name": first, "field_type": "text"}), 201)
+    again = caller.post("/v1/custom-fields", json={"name": second, "field_type": "text"})
+    assert_error(again, 409, "CUSTOM_FIELD_EXISTS")
+    data(caller.post("/v1/channels", json={"name": first, "type": "whatsapp"}), 201)
+    assert_error(
+        caller.post("/v1/channels", json={"name": second, "type": "whatsapp"}),
+        409,
+        "CHANNEL_NAME_EXISTS",
+    )
+    assert Channel.select().count() == 1
+
+
+def test_a_dotted_capital_i_is_not_a_plain_i(caller):
+    data(caller.post("/v1/custom-fields", json={"name": "İstanbul", "field_type": "text"}), 201)
+    data(caller.post("/v1/custom-fields", json={"name": "Istanbul", "field_type": "text"}), 201)
