@@ -49,7 +49,7 @@ class Name(fields.String):
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
         if any(unicodedata.category(char) == "Cc" for char in text):
-            raise ma.ValidationError("Must not contain control characters (NUL, line breaks, tabs).")
+            raise ma.ValidationError("Must not contain control characters (NUL, line breaks).")
         if text and not text.strip():
             raise ma.ValidationError("Must not be only spaces.")
         return text
