@@ -4,11 +4,12 @@ key, huge page numbers, lone surrogates, deep nesting, extreme dates, empty
 PATCHes, names of control characters or spaces, names equal but for case."""
 
 import json
+import logging
 import re
 
 import pytest
 
-from agent_platform.models import Agent, Channel, Message
+from agent_platform.models import Agent, Channel, ChannelEvent, Message
 from conftest import assert_error
 from conversations_helpers import data, make_agent
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
@@ -215,3 +216,19 @@ def test_names_equal_but_for_case_are_one_name(caller, first, second):
 def test_a_dotted_capital_i_is_not_a_plain_i(caller):
     data(caller.post("/v1/custom-fields", json={"name": "İstanbul", "field_type": "text"}), 201)
     data(caller.post("/v1/custom-fields", json={"name": "Istanbul", "field_type": "text"}), 201)
+
+
+@pytest.mark.parametrize("bad_id", [None, "", "  ", {"x": 1}, True])
+def test_a_whatsapp_message_without_an_id_is_refused_and_the_batch_kept(
+    client, channel, caplog, bad_id
+):
+    good = text("first", wamid="wamid.GOOD")
+    bad = text("second", wamid="wamid.PLACEHOLDER")
+    bad["id"] = bad_id
+    with caplog.at_level(logging.WARNING, logger="agent_platform"):
+        response = post(client, channel["id"], messages_payload(good, bad))
+    assert response.status_code == 200
+    assert [m.external_id for m in Message.select()] == ["wamid.GOOD"]
+    assert f"channel {channel['id']}: item malformed: ValueError: id is" in caplog.text
+    event = ChannelEvent.get(ChannelEvent.kind == "malformed")
+    assert event.payload["item"]["text"] == {"body": "second"}

@@ -262,8 +262,9 @@ def _notice(channel, notice, now):
 
 
 def _logged(channel, notice, now):
-    if notice.kind == "skipped":
-        log.warning("WhatsApp channel %s: %s", channel.id, notice.payload.get("reason"))
+    if notice.kind in ("skipped", "malformed"):
+        reason = notice.payload.get("reason")
+        log.warning("WhatsApp channel %s: item %s: %s", channel.id, notice.kind, reason)
     ChannelEvent.record(channel.id, notice.kind, notice.payload, notice.is_error, now)
     if notice.is_error:
         error = notice.payload.get("error") or {
