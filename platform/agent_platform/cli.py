@@ -44,6 +44,8 @@ def with_app(overrides=None, migrate=True):
                     return command(app, **options)
                 except ApiError as error:
                     raise click.ClickException(error.message) from error
+                except ConfigError as error:  # e.g. the key of stored secrets
+                    raise click.ClickException(str(error)) from error
                 finally:
                     database.close()
 
@@ -209,3 +211,9 @@ def maintenance(app, state):
     """Turn maintenance mode on or off; running servers see it at once."""
     system.set_maintenance(state == "on")
     click.echo(f"Maintenance mode {state}")
+
+
+# Below: groups kept in modules of their own, which import with_app from here.
+from .cli_secrets import secrets  # noqa: E402
+
+main.add_command(secrets)
