@@ -289,3 +289,19 @@ def test_the_key_file_sits_beside_the_configuration_file(tmp_path):
     assert not (tmp_path / "data" / "secrets.key").exists()
     printed = CliRunner().invoke(main, ["secrets", "generate-key"])
     Fernet(printed.output.strip())
+
+
+def test_a_running_service_reads_the_rotated_key_without_a_restart(app, caller, stored):
+    # Another process's view of the same key file, made before the rotation.
+    running = secretbox.KeyRing(secretbox.KeyFile(key_file(app)))
+    before = running.seal("written before")
+    secrets.rotate_key()
+    connection = sqlite3.connect(app.config["DATABASE_PATH"])
+    [(settings,)] = connection.execute("SELECT settings FROM agent").fetchall()
+    connection.close()
+    assert running.open(json.loads(settings)["api_key"]) == MODEL_KEY  # new key read again
+    after = running.seal("written after")
+    new = Fernet(key_file(app).read_text().strip())
+    assert new.decrypt(after.removeprefix("enc:v1:").encode()) == b"written after"
+    with pytest.raises(InvalidToken):
+        new.decrypt(before.removeprefix("enc:v1:").encode())

@@ -125,26 +125,38 @@ def write_new(path, content):
     """Create `path` (0600) holding `content` whole, or raise FileExistsError:
     written beside it first and linked into place, so no reader ever sees a
     half-written key."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    temporary = _written_beside(Path(path), content)
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(content.encode("ascii") + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
         os.link(temporary, path)
+        _sync_directory(path)
     finally:
         temporary.unlink(missing_ok=True)
 
 
 def replace(path, content):
-    """Write `path` (0600) whole, replacing it atomically."""
-    path = Path(path)
+    """Write `path` (0600) whole, replacing it atomically and durably."""
+    os.replace(_written_beside(Path(path), content), path)
+    _sync_directory(path)
+
+
+def _written_beside(path, content):
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.unlink(missing_ok=True)
-    write_new(temporary, content)
-    os.replace(temporary, path)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(content + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return temporary
+
+
+def _sync_directory(path):
+    """Make a rename or link in `path`'s directory survive a power cut: a key
+    lost that way would make every secret encrypted with it unreadable."""
+    descriptor = os.open(Path(path).parent, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 class KeyRing:

@@ -86,6 +86,12 @@ def rotate_key():
     secretbox.replace(source.old, "\n".join(ring.keys))
     secretbox.replace(source.path, secretbox.new_key())
     ring.refresh()
-    count = reencrypt()
+    # Durable before the old keys go: with synchronous=NORMAL a power cut may
+    # roll back the last commit, which would leave rows under a deleted key.
+    database.execute_sql("PRAGMA synchronous = FULL")
+    try:
+        count = reencrypt()
+    finally:
+        database.execute_sql("PRAGMA synchronous = NORMAL")
     source.old.unlink()
     return count
