@@ -8,6 +8,7 @@ import threading
 import click
 
 from . import create_app
+from .cli_secrets import secrets_group
 from .config import CONFIG_FILE_ENV, ConfigError
 from .db import database
 from .errors import ApiError
@@ -213,7 +214,4 @@ def maintenance(app, state):
     click.echo(f"Maintenance mode {state}")
 
 
-# Below: groups kept in modules of their own, which import with_app from here.
-from .cli_secrets import secrets  # noqa: E402
-
-main.add_command(secrets)
+main.add_command(secrets_group(with_app))
