@@ -87,8 +87,6 @@ class KeyFile:
                 continue
             except OSError as error:
                 raise SecretsError(f"cannot read the key file {path}: {error.strerror}") from error
-        if keys == [] and self.old.exists():
-            raise SecretsError(f"the key file {self.path} is missing but {self.old} exists")
         return keys
 
     def create(self):
