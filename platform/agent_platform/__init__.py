@@ -14,6 +14,7 @@ def create_app(config=None, config_path=None):
     from .api.ratelimit import SlidingWindowLimiter
     from .config import load_config
     from .db import end_request, init_database
+    from .secretbox import configure_from
 
     app = PlatformFlask(__name__)
     app.config.update(load_config(config_path, overrides=config))
@@ -22,6 +23,8 @@ def create_app(config=None, config_path=None):
     app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
     logging.basicConfig(level=app.config["LOG_LEVEL"])
     init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
+    # The keys of stored secrets (none yet on a first start: migrating makes one).
+    configure_from(app.config, config_path)
     app.extensions["rate_limiter"] = SlidingWindowLimiter(
         app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
     )

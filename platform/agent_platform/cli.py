@@ -8,6 +8,7 @@ import threading
 import click
 
 from . import create_app
+from .cli_secrets import secrets_group
 from .config import CONFIG_FILE_ENV, ConfigError
 from .db import database
 from .errors import ApiError
@@ -44,6 +45,8 @@ def with_app(overrides=None, migrate=True):
                     return command(app, **options)
                 except ApiError as error:
                     raise click.ClickException(error.message) from error
+                except ConfigError as error:  # e.g. the key of stored secrets
+                    raise click.ClickException(str(error)) from error
                 finally:
                     database.close()
 
@@ -209,3 +212,6 @@ def maintenance(app, state):
     """Turn maintenance mode on or off; running servers see it at once."""
     system.set_maintenance(state == "on")
     click.echo(f"Maintenance mode {state}")
+
+
+main.add_command(secrets_group(with_app))

@@ -89,6 +89,8 @@ DEFAULTS = {
     "REPLIES_ALLOW_PRIVATE_MODEL_URLS": True,
     "REPLIES_IDLE_POLL_SECONDS": 30.0,
     "REPLIES_JOB_RETENTION_DAYS": 7,
+    "SECRETS_KEY_FILE": None,
+    "SECRETS_KEY": None,
 }
 
 # Keys whose default is None, with the types a value may have.
@@ -102,6 +104,8 @@ NULLABLE_TYPES = {
     "SMTP_PASSWORD": (str,),
     "CREDITS_PER_1K_TOKENS": (int, float),
     "REPLIES_OPENAI_API_KEY": (str,),
+    "SECRETS_KEY_FILE": (str,),
+    "SECRETS_KEY": (str,),
 }
 
 
@@ -113,12 +117,18 @@ def load_config(path=None, overrides=None, environ=None):
     """Build the effective configuration dict from every source, in order."""
     environ = os.environ if environ is None else environ
     config = dict(DEFAULTS)
-    path = path or environ.get(CONFIG_FILE_ENV)
+    path = config_file(path, environ)
     if path:
         config.update(_checked(_read_toml(path), f"config file {path}"))
     config.update(_checked(_read_environ(environ), "environment"))
     config.update(_checked(dict(overrides or {}), "settings"))
     return config
+
+
+def config_file(path=None, environ=None):
+    """The configuration file in use: `path`, else AGENT_PLATFORM_CONFIG, else None."""
+    environ = os.environ if environ is None else environ
+    return path or environ.get(CONFIG_FILE_ENV)
 
 
 def _read_toml(path):

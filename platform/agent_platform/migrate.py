@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .db import database
 from .models.base import utcnow
+from .services.secrets import secure_stored_secrets
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -40,7 +41,9 @@ def _only_comments(text):
 
 
 def apply_migrations(directory=MIGRATIONS_DIR):
-    """Apply every pending migration; return the names applied now."""
+    """Apply every pending migration, then the Python step that encrypts
+    secrets still stored in plain text (and checks the key against those that
+    are not: see services/secrets.py); return the names applied now."""
     database.execute_sql(
         "CREATE TABLE IF NOT EXISTS schema_migration "
         "(name TEXT PRIMARY KEY, applied_at DATETIME NOT NULL)"
@@ -58,4 +61,5 @@ def apply_migrations(directory=MIGRATIONS_DIR):
                 (path.name, utcnow()),
             )
             applied_now.append(path.name)
+    secure_stored_secrets()
     return applied_now

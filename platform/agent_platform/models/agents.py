@@ -7,8 +7,13 @@ credit history keep pointing at it, while every query of the API - through
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, TextField
 
-from .base import JSONField, TimestampedModel, WorkspaceScoped, canonical_uuid, utcnow
+from .base import TimestampedModel, WorkspaceScoped, canonical_uuid, utcnow
+from .encrypted import SecretsJSONField
 from .tenancy import Workspace
+
+# Write-only settings (the model provider's key): stored encrypted, shown
+# only as `<name>_set`.
+SECRET_SETTINGS = ("api_key",)
 
 
 class Agent(TimestampedModel, WorkspaceScoped):
@@ -24,7 +29,7 @@ class Agent(TimestampedModel, WorkspaceScoped):
     greeting_message = TextField(default="")
     custom_instructions = TextField(default="")
     business_context = TextField(default="")
-    settings = JSONField(default=dict)
+    settings = SecretsJSONField(secret_keys=SECRET_SETTINGS, default=dict)
     deleted_at = DateTimeField(null=True)
 
     @classmethod

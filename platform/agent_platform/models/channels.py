@@ -3,7 +3,8 @@
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, fn
 
 from .agents import Agent
-from .base import JSONField, TimestampedModel, WorkspaceScoped
+from .base import TimestampedModel, WorkspaceScoped
+from .encrypted import SecretsJSONField
 from .fastsql import execute, from_rows
 from .tenancy import Workspace
 
@@ -29,7 +30,10 @@ class Channel(TimestampedModel, WorkspaceScoped):
     name = CharField(max_length=200)
     type = CharField(max_length=20)
     is_active = BooleanField(default=True)
-    settings = JSONField(default=dict)
+    # Encrypted at rest: the secret settings of every channel type.
+    settings = SecretsJSONField(
+        secret_keys={name for names in SECRET_SETTINGS.values() for name in names}, default=dict
+    )
     connected_at = DateTimeField(null=True)
     deleted_at = DateTimeField(null=True)
 

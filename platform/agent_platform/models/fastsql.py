@@ -15,6 +15,7 @@ from peewee import __exception_wrapper__ as _peewee_errors
 
 from ..db import database
 from .base import JSONField
+from .encrypted import EncryptedCharField
 
 
 def execute(sql, *params):
@@ -149,7 +150,7 @@ _PLAIN_VALUES = (str, int, float, datetime)
 
 def _writer(field):
     plain = field.rel_field if isinstance(field, ForeignKeyField) else field
-    if isinstance(plain, _PLAIN_FIELDS) and not isinstance(plain, JSONField):
+    if isinstance(plain, _PLAIN_FIELDS) and not isinstance(plain, (JSONField, EncryptedCharField)):
         return None
     return field.db_value
 

@@ -5,6 +5,7 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Text
 
 from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
+from .encrypted import SecretsJSONField
 from .fastsql import Listing
 from .tenancy import Workspace
 
@@ -16,8 +17,9 @@ class McpServer(TimestampedModel, WorkspaceScoped):
     name = CharField(max_length=200)
     url = TextField()
     transport = CharField(max_length=30, default="streamable-http")
-    # Sent with every request (e.g. Authorization); never rendered, only their names.
-    headers = JSONField(default=dict)
+    # Sent with every request (e.g. Authorization); never rendered, only their
+    # names. Every value is encrypted at rest.
+    headers = SecretsJSONField(default=dict)
     is_active = BooleanField(default=True)
     server_info = JSONField(null=True)
     last_synced_at = DateTimeField(null=True)

@@ -18,6 +18,7 @@ from peewee import (
 
 from . import fastsql
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
+from .encrypted import EncryptedCharField
 from .tenancy import Workspace
 
 WEBHOOK_STATUSES = ("active", "failing", "deactivated")
@@ -33,9 +34,9 @@ class Webhook(TimestampedModel, WorkspaceScoped):
     description = TextField(default="")
     is_active = BooleanField(default=True)
     status = CharField(max_length=20, default="active")
-    secret = CharField(max_length=100)
+    secret = EncryptedCharField(max_length=100)
     # After a rotation the old secret still signs for a while.
-    previous_secret = CharField(max_length=100, null=True)
+    previous_secret = EncryptedCharField(max_length=100, null=True)
     previous_secret_expires_at = DateTimeField(null=True)
     # Deliveries that ended failed since the last successful attempt.
     consecutive_failures = IntegerField(default=0)

@@ -8,7 +8,7 @@ from flask import current_app
 from ..db import transaction
 from ..errors import Forbidden, NotFound, ValidationError
 from ..models import AgentTool, ContextEntry, Conversation, Training
-from ..models.agents import Agent
+from ..models.agents import SECRET_SETTINGS, Agent
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from ..replies.knowledge import PASSAGE_THRESHOLD, QA_MARGIN, QA_THRESHOLD
@@ -48,8 +48,6 @@ HANDOFF_KEYWORDS = {
     "pt": ["atendente", "humano", "falar com uma pessoa"],
     "es": ["agente humano", "asesor", "hablar con una persona"],
 }
-# Write-only settings: stored and used, shown only as `<name>_set`.
-SECRET_SETTINGS = ("api_key",)
 CREATE_DEFAULTS = {"workflow_type": "support", "language": "en", "tone": "professional"}
 
 # RFC 5646 language tags: language[-extlang][-script][-region][-variant...]
