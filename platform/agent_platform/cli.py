@@ -17,6 +17,12 @@ from .scopes import SCOPES
 from .services import keys, system
 
 
+class BadConfiguration(click.ClickException):
+    """A configuration that cannot be used: status 2, as for a usage error."""
+
+    exit_code = 2
+
+
 def with_app(overrides=None, migrate=True):
     """Give a command --config and an app built from it (migrated unless told not to).
 
@@ -37,7 +43,7 @@ def with_app(overrides=None, migrate=True):
             try:
                 app = create_app(settings, config_path=config_path)
             except ConfigError as error:
-                raise click.ClickException(str(error)) from error
+                raise BadConfiguration(str(error)) from error
             with app.app_context():
                 try:
                     if migrate:

@@ -188,6 +188,8 @@ def _named(key, source):
     """The key as the source spells it: the TOML name, and the variable's."""
     if source == "environment":
         return f"{ENV_PREFIX}{key} ({config_rules.toml_name(key)})"
+    if source == "settings":
+        return f"{key} (from settings)"
     return f"{config_rules.toml_name(key)} (from {source})"
 
 

@@ -13,7 +13,7 @@ import sys
 
 from gunicorn.app.base import BaseApplication
 
-from .config import CONFIG_FILE_ENV, load_config
+from .config import CONFIG_FILE_ENV, ConfigError, load_config
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,7 +86,12 @@ def exec_server(config_path, settings):
 
 
 def main():
-    _Gunicorn(gunicorn_options(load_config())).run()
+    try:
+        config = load_config()
+    except ConfigError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        sys.exit(2)  # as the command line answers a configuration it cannot use
+    _Gunicorn(gunicorn_options(config)).run()
 
 
 if __name__ == "__main__":
