@@ -57,7 +57,9 @@ def test_unknown_key_in_file_is_named(tmp_path):
 
 
 def test_wrong_types_are_refused(tmp_path):
-    with pytest.raises(ConfigError, match=r"SERVER_PORT \(server.port\) = \"eighty\": must be an integer"):
+    with pytest.raises(
+        ConfigError, match=r"SERVER_PORT \(server.port\) = \"eighty\": must be an integer"
+    ):
         load_config(environ={"AGENT_PLATFORM_SERVER_PORT": '"eighty"'})
     with pytest.raises(ConfigError, match="MAINTENANCE"):
         load_config(overrides={"MAINTENANCE": 1}, environ={})

@@ -89,8 +89,13 @@ def _server_overrides(host, port, dev):
 @with_app(overrides=_server_overrides)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
+    from .instance import AlreadyServing, claim
     from .server import exec_server, run_dev_server
 
+    try:
+        claim(database.database)  # refused here, before anything is printed or started
+    except AlreadyServing as error:
+        raise click.ClickException(str(error)) from error
     raw_key = keys.ensure_first_admin_key()
     if raw_key:
         click.echo("Created the default workspace. Admin API key (shown only once):")

@@ -31,7 +31,7 @@ class _Gunicorn(BaseApplication):
         # Runs in the worker, after the fork.
         from . import create_app
 
-        return create_app()
+        return serving_app(create_app())
 
 
 def gunicorn_options(config):
@@ -61,9 +61,24 @@ def _start_worker(worker):
     gc.freeze()
 
 
+def serving_app(app):
+    """`app`, once this process holds its database's serving lock; a second
+    serving process stops with the reason (gunicorn halts on status 3)."""
+    from .db import database
+    from .instance import AlreadyServing, claim
+
+    try:
+        claim(database.database)
+    except AlreadyServing as error:
+        print(f"Error: {error}", file=sys.stderr, flush=True)
+        sys.exit(3)  # gunicorn's "worker failed to boot": the master stops too
+    return app
+
+
 def run_dev_server(app):
     from .scheduler import build_scheduler
 
+    serving_app(app)
     build_scheduler(app).start()
     app.run(app.config["SERVER_HOST"], app.config["SERVER_PORT"], threaded=True)
 
