@@ -9,6 +9,8 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import fields
 
+from ..channels import adapters, telegram, whatsapp  # noqa: F401  (they register their adapters)
+from ..channels.adapters import Callback
 from ..channels.whatsapp import intake
 from ..db import end_request
 from .blueprint import ApiBlueprint
@@ -86,6 +88,27 @@ class WhatsAppCallback(MethodView):
         counts = intake.receive(channel_id, request.get_data(), signature, bound=bound)
         # Rendered here: the hottest route skips the schema's generic dump.
         return Response(json.dumps({"data": counts}), mimetype="application/json")
+
+
+CALLBACK_BODY = {
+    "required": True,
+    "description": "The network's callback payload (a Telegram Update, checked with the "
+    "X-Telegram-Bot-Api-Secret-Token header)",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}
+
+
+@blp.route("/<channel_type>/<channel_id>")
+class ChannelCallback(MethodView):
+    @blp.public
+    @blp.response(200, ReceivedSchema)
+    @blp.doc(requestBody=CALLBACK_BODY)
+    @blp.errors(400, 401, 404, 413, 429)
+    def post(self, channel_type, channel_id):
+        """A network's callback for a channel of another type (Telegram), checked by its adapter"""
+        adapter = adapters.adapter_for(channel_type)
+        callback = Callback(request.get_data(), request.headers)
+        return adapter.receive(channel_id, callback, bound=_bound(current_app))
 
 
 WHATSAPP_PREFIX = "/inbound/whatsapp/"

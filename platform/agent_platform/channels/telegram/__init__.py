@@ -1,0 +1,18 @@
+"""The Telegram channel (Bot API).
+
+- `botapi`: the Bot API client (TELEGRAM_API_BASE) and its errors;
+- `parser`: an Update into neutral objects (private chats only);
+- `intake`: updates stored once each (by update_id), whichever way they came;
+- `webhook`: the callback URL (secret header), setWebhook / deleteWebhook;
+- `polling`: the getUpdates job, from the offset kept in the database;
+- `sender`: outbound messages (sendMessage, sendPhoto, ...);
+- `adapter`: all of it behind the adapter contract, registered for "telegram".
+"""
+
+from ..adapters import register_adapter
+from . import polling
+from .adapter import TelegramAdapter
+
+register_adapter(TelegramAdapter())
+
+__all__ = ["TelegramAdapter", "polling"]

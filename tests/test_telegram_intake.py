@@ -1,0 +1,235 @@
+"""A Telegram channel through the API and the Bot API stand-in: its settings,
+webhook registration and the secret-checked intake, long polling from the
+stored offset, dedupe by update_id, and every kind of update."""
+
+from agent_platform import scheduler
+from agent_platform.channels.telegram import polling
+from agent_platform.models import Channel, ChannelEvent, Message, TelegramUpdate
+from conftest import assert_error
+from conversations_helpers import data, events, make_channel
+from telegram_helpers import *  # noqa: F403  (the fixtures)
+from telegram_helpers import PUBLIC_URL, deliver, delivered, telegram_channel
+from telegram_stub import CUSTOMER, TOKEN, message_update, private_message
+
+
+def test_the_bot_token_is_checked_and_write_only(caller):
+    for bad in ("not a token", "123:short", "12345678:" + "a" * 29, TOKEN + " "):
+        response = caller.post(
+            "/v1/channels", json={"name": "T", "type": "telegram", "settings": {"bot_token": bad}}
+        )
+        assert_error(response, 400, "VALIDATION_ERROR", "settings.bot_token")
+    response = caller.post(
+        "/v1/channels",
+        json={"name": "T", "type": "telegram", "settings": {"intake_mode": "push"}},
+    )
+    assert_error(response, 400, "VALIDATION_ERROR", "settings.intake_mode")
+    channel = telegram_channel(caller)
+    shown = data(caller.get(f"/v1/channels/{channel['id']}/settings"))
+    assert shown["bot_token_set"] is True and "bot_token" not in shown
+    assert TOKEN not in caller.get(f"/v1/channels/{channel['id']}").get_data(as_text=True)
+
+
+def test_polling_is_the_default_and_sets_no_webhook(caller, bot_api):
+    telegram_channel(caller)
+    assert "setWebhook" not in bot_api.calls()
+
+
+def test_webhook_mode_registers_a_random_secret(caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    webhook = bot_api.webhook
+    assert webhook["url"] == f"{PUBLIC_URL}/inbound/telegram/{channel['id']}"
+    assert len(webhook["secret_token"]) >= 32
+    assert set(webhook["allowed_updates"]) >= {"message", "edited_message", "callback_query"}
+    stored = Channel.get_by_id(channel["id"]).settings["secret_token"]
+    assert stored == webhook["secret_token"]
+    assert data(caller.get(f"/v1/channels/{channel['id']}"))["settings"]["secret_token_set"]
+    logged = data(caller.get(f"/v1/channels/{channel['id']}/events"))
+    assert [(e["kind"], e["is_error"]) for e in logged] == [("webhook_set", False)]
+    other = telegram_channel(caller, mode="webhook", agent=False, name="Other")
+    assert bot_api.webhook["secret_token"] != stored  # each channel its own
+    assert other["id"] != channel["id"]
+
+
+def test_deleting_the_channel_deletes_its_webhook(caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    assert caller.delete(f"/v1/channels/{channel['id']}").status_code == 204
+    assert bot_api.webhook is None and bot_api.calls()[-1] == "deleteWebhook"
+
+
+def test_a_webhook_telegram_refuses_is_a_channel_error(app, caller, bot_api):
+    app.config["SERVER_PUBLIC_URL"] = "http://127.0.0.1:8080"
+    channel = telegram_channel(caller, mode="webhook")
+    [(_, event)] = events(caller.workspace_id, "channel.error")
+    assert event["id"] == channel["id"]
+    assert "HTTPS URL must be provided" in event["error"]["title"]
+    logged = data(caller.get(f"/v1/channels/{channel['id']}/events"))
+    assert [(e["kind"], e["is_error"]) for e in logged] == [("setWebhook_failed", True)]
+
+
+def test_the_webhook_needs_the_secret(client, caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    update = {"update_id": 1, **message_update()}
+    assert_error(deliver(client, channel["id"], update, None), 401, "MISSING_SECRET_TOKEN")
+    response = deliver(client, channel["id"], update, bot_api.webhook["secret_token"][:-1] + "x")
+    assert_error(response, 401, "INVALID_SECRET_TOKEN", "X-Telegram-Bot-Api-Secret-Token")
+    assert Message.select().count() == 0 and TelegramUpdate.select().count() == 0
+    assert_error(deliver(client, "nope", update, "x"), 404, "CHANNEL_NOT_FOUND")
+    whatsapp = make_channel(caller, name="WA")
+    assert_error(deliver(client, whatsapp["id"], update, "x"), 404, "CHANNEL_NOT_FOUND")
+
+
+def test_a_polling_channel_accepts_no_webhook_post(client, caller):
+    channel = telegram_channel(caller)  # no secret was ever given to Telegram
+    response = deliver(client, channel["id"], {"update_id": 1, **message_update()}, "guess")
+    assert_error(response, 401, "INVALID_SECRET_TOKEN")
+
+
+def test_a_body_that_is_no_update_is_refused(client, caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    secret = bot_api.webhook["secret_token"]
+    for body in ({"message": {}}, [1], {"update_id": "1"}):
+        assert_error(deliver(client, channel["id"], body, secret), 400, "VALIDATION_ERROR", "body")
+
+
+def test_a_webhook_update_is_stored_once(client, caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    secret = bot_api.webhook["secret_token"]
+    update = {"update_id": 7001, **message_update("Oi, tudo bem?")}
+    assert delivered(client, channel["id"], update, secret)["messages"] == 1
+    assert delivered(client, channel["id"], update, secret)["duplicates"] == 1
+    [message] = Message.select()
+    assert (message.text, message.external_id) == ("Oi, tudo bem?", f"{CUSTOMER['id']}:1")
+    contact = data(caller.get(f"/v1/contacts/{message.contact_id}"))
+    assert contact["name"] == "Bia Souza"
+    assert [(i["type"], i["external_id"]) for i in contact["identities"]] == [
+        ("telegram", str(CUSTOMER["id"]))
+    ]
+    [(_, received)] = events(caller.workspace_id, "message.received")
+    assert received["text"] == "Oi, tudo bem?"
+
+
+def test_polling_stores_updates_from_the_stored_offset(caller, bot_api):
+    channel = telegram_channel(caller)
+    first = bot_api.push(message_update("um", message_id=1))
+    second = bot_api.push(message_update("dois", message_id=2))
+    assert polling.poll_updates() == 2
+    assert "offset" not in bot_api.sent("getUpdates")[0]
+    assert TelegramUpdate.next_offset(channel["id"]) == second["update_id"] + 1
+    bot_api.push(message_update("três", message_id=3))
+    assert polling.poll_updates() == 1
+    assert bot_api.sent("getUpdates")[-1]["offset"] == second["update_id"] + 1
+    assert [m.text for m in Message.select().order_by(Message.created_at)] == ["um", "dois", "três"]
+    assert first["update_id"] < second["update_id"]
+    assert polling.poll_updates() == 0
+
+
+def test_an_update_polled_again_is_stored_once(caller, bot_api):
+    channel = telegram_channel(caller)
+    update = bot_api.push(message_update("um"))
+    polling.poll_updates()
+    TelegramUpdate.delete().execute()  # as if the offset were lost: Telegram redelivers
+    assert polling.poll_updates() == 0  # the same message: a duplicate
+    assert Message.select().count() == 1
+    assert TelegramUpdate.next_offset(channel["id"]) == update["update_id"] + 1
+
+
+def test_the_polling_job_is_registered_with_its_interval(app):
+    assert (polling.poll_updates, "TELEGRAM_POLL_SECONDS") in scheduler.JOBS
+    app.config["TELEGRAM_POLL_SECONDS"] = 3.5
+    built = scheduler.build_scheduler(app)
+    job = built.get_job("agent_platform.channels.telegram.polling.poll_updates")
+    assert job.trigger.interval.total_seconds() == 3.5
+
+
+def test_polling_removes_a_webhook_left_from_webhook_mode(caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    changed = {"settings": {"intake_mode": "polling"}}
+    assert caller.patch(f"/v1/channels/{channel['id']}", json=changed).status_code == 200
+    bot_api.push(message_update("um"))
+    assert polling.poll_updates() == 0  # Telegram: 409, a webhook is active
+    assert bot_api.webhook is None
+    assert polling.poll_updates() == 1
+
+
+def test_a_revoked_token_is_a_channel_error(caller, bot_api):
+    channel = telegram_channel(caller)
+    bot_api.token = "999999999:" + "b" * 35
+    assert polling.poll_updates() == 0
+    [(_, event)] = events(caller.workspace_id, "channel.error")
+    assert (event["id"], event["error"]["code"]) == (channel["id"], "401")
+
+
+def test_group_chats_are_ignored_and_logged(caller, bot_api):
+    channel = telegram_channel(caller)
+    group = {"id": -1001234, "title": "Clientes", "type": "supergroup"}
+    bot_api.push({"message": {**private_message("oi"), "chat": group}})
+    polling.poll_updates()
+    assert Message.select().count() == 0
+    [logged] = ChannelEvent.select().where(ChannelEvent.channel == channel["id"])
+    assert logged.kind == "skipped" and "only private chats" in logged.payload["reason"]
+
+
+def stored_after(bot_api, *updates):
+    for update in updates:
+        bot_api.push(update)
+    polling.poll_updates()
+    return list(Message.select().order_by(Message.created_at))
+
+
+def test_media_locations_contacts_and_stickers(caller, bot_api):
+    telegram_channel(caller)
+    photo = [
+        {"file_id": "small", "file_unique_id": "s", "width": 90, "height": 60},
+        {"file_id": "large", "file_unique_id": "l", "width": 1280, "height": 853},
+    ]
+    document = {"file_id": "doc", "file_unique_id": "d", "file_name": "a.pdf"}
+    document["mime_type"] = "application/pdf"
+    voice = {"file_id": "v", "file_unique_id": "v", "duration": 3, "mime_type": "audio/ogg"}
+    updates = [
+        {"message": private_message(None, 1, photo=photo, caption="olha")},
+        {"message": private_message(None, 2, document=document)},
+        {"message": private_message(None, 3, voice=voice)},
+        {"message": private_message(None, 4, location={"latitude": -23.5, "longitude": -46.6})},
+        {
+            "message": private_message(
+                None, 5, contact={"phone_number": "+5511999", "first_name": "Ze"}
+            )
+        },
+        {"message": private_message(None, 6, sticker={"file_id": "st", "emoji": "👍"})},
+        {"message": private_message(None, 7, dice={"emoji": "🎲", "value": 3})},
+    ]
+    stored = stored_after(bot_api, *updates)
+    assert [m.type for m in stored] == [
+        "image", "document", "audio", "location", "contacts", "sticker", "unsupported",
+    ]  # fmt: skip
+    image, doc, audio, location, contact, sticker, other = stored
+    assert (image.caption, image.metadata["media"]["file_id"]) == ("olha", "large")
+    assert (doc.media_mime_type, doc.metadata["filename"]) == ("application/pdf", "a.pdf")
+    assert audio.metadata["voice"] is True
+    assert location.metadata["location"] == {"latitude": -23.5, "longitude": -46.6}
+    assert contact.metadata["contacts"][0]["first_name"] == "Ze"
+    assert sticker.text == "👍"
+    assert other.metadata["network_type"] == "dice"
+
+
+def test_an_edited_message_keeps_its_history(caller, bot_api):
+    telegram_channel(caller)
+    stored_after(bot_api, message_update("pizza grande", message_id=9))
+    edited = private_message("pizza média", message_id=9, edit_date=1767323100)
+    [message] = stored_after(bot_api, {"edited_message": edited})
+    shown = data(caller.get(f"/v1/messages/{message.id}"))
+    assert shown["text"] == "pizza média" and shown["edited_at"].startswith("2026-01-02T03:05:00")
+    assert [entry["text"] for entry in shown["edit_history"]] == ["pizza grande"]
+    [message] = stored_after(bot_api, {"edited_message": edited})  # the same edit again
+    assert len(data(caller.get(f"/v1/messages/{message.id}"))["edit_history"]) == 1
+
+
+def test_a_button_press_is_a_button_message(caller, bot_api):
+    telegram_channel(caller)
+    bot = private_message("Escolha:", message_id=20)
+    query = {"id": "4382bfdwdsb323b2d9", "from": CUSTOMER, "message": bot, "data": "size:large"}
+    query["chat_instance"] = "-8"
+    [message] = stored_after(bot_api, {"callback_query": query})
+    assert (message.type, message.text) == ("button", "size:large")
+    assert message.external_id == "callback:4382bfdwdsb323b2d9"
+    assert message.metadata["button"]["callback_query_id"] == "4382bfdwdsb323b2d9"
