@@ -25,6 +25,7 @@ def settings(tmp_path, bot_api):
         "DATABASE_PATH": str(tmp_path / "test.db"),
         "TELEGRAM_API_BASE": bot_api.base,
         "TELEGRAM_TIMEOUT_SECONDS": 2,
+        "MEDIA_DIR": str(tmp_path / "media"),
         "SERVER_PUBLIC_URL": PUBLIC_URL,
         "REPLIES_DEBOUNCE_SECONDS": 0,
     }

@@ -5,14 +5,15 @@
 - `intake`: updates stored once each (by update_id), whichever way they came;
 - `webhook`: the callback URL (secret header), setWebhook / deleteWebhook;
 - `polling`: the getUpdates job, from the offset kept in the database;
+- `media`: the job that fetches customers' files (getFile) into MEDIA_DIR;
 - `sender`: outbound messages (sendMessage, sendPhoto, ...);
 - `adapter`: all of it behind the adapter contract, registered for "telegram".
 """
 
 from ..adapters import register_adapter
-from . import polling
+from . import media, polling
 from .adapter import TelegramAdapter
 
 register_adapter(TelegramAdapter())
 
-__all__ = ["TelegramAdapter", "polling"]
+__all__ = ["TelegramAdapter", "media", "polling"]

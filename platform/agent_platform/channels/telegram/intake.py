@@ -21,6 +21,7 @@ from ...models.telegram import TelegramUpdate
 from ...services import formats
 from ...services import inbound as inbound_service
 from ..neutral import InboundEdit, InboundMessage
+from . import media
 from .parser import Ignored, parse
 
 log = logging.getLogger("agent_platform.telegram")
@@ -86,7 +87,10 @@ def _stored(channel, update, now):
 
 def _message(channel, message, now):
     result = inbound_service.receive_inbound(channel, message, now=now)
-    return "duplicates" if result.duplicate else "messages"
+    if result.duplicate:
+        return "duplicates"
+    media.queue_download(channel, result.message, now)
+    return "messages"
 
 
 def _edit(channel, edit, now):
