@@ -12,6 +12,7 @@ other token.
 - sendMessage, sendPhoto, sendDocument, sendAudio, sendVideo: a Message
   object with a new message_id per chat, or the answer scripted with
   `fail_next`;
+- answerCallbackQuery;
 - getFile and `GET /file/bot<token>/<file_path>` for files added with `add_file`.
 
 Every request is recorded in `requests` (method, path, json).
@@ -165,6 +166,11 @@ class TelegramStub:
         with self._lock:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
             return _ok(self.updates[: params.get("limit", 100)])
+
+    def _answerCallbackQuery(self, params):
+        if not params.get("callback_query_id"):
+            return refusal(400, "Bad Request: query is too old and response timeout expired")
+        return _ok(True)
 
     def _getFile(self, params):
         file_id = params.get("file_id")

@@ -3,7 +3,7 @@ webhook registration and the secret-checked intake, long polling from the
 stored offset, dedupe by update_id, and every kind of update."""
 
 from agent_platform import scheduler
-from agent_platform.channels.telegram import media, polling
+from agent_platform.channels.telegram import polling, tasks
 from agent_platform.models import Channel, ChannelEvent, Message, TelegramUpdate
 from conftest import assert_error
 from conversations_helpers import data, events, make_channel
@@ -251,7 +251,7 @@ def test_a_photo_is_fetched_through_getfile_into_media_url(client, caller, bot_a
     photo = [{"file_id": "large", "file_unique_id": "l", "width": 800, "height": 600}]
     [message] = stored_after(bot_api, {"message": private_message(None, 1, photo=photo)})
     assert message.media_url is None  # fetched by its job, not while storing
-    assert media.download_files() == 1
+    assert tasks.run_tasks() == 1
     shown = data(caller.get(f"/v1/messages/{message.id}"))
     assert shown["media_url"].startswith("https://agents.example.com/media/")
     assert shown["media_url"].endswith(".jpg") and shown["metadata"]["media"]["size"] == len(JPEG)
@@ -259,7 +259,7 @@ def test_a_photo_is_fetched_through_getfile_into_media_url(client, caller, bot_a
     served = fetch(client, "/media/" + shown["media_url"].rsplit("/", 1)[1])
     assert (served.status_code, served.data) == (200, JPEG)
     assert [c for c in bot_api.calls() if c != "getUpdates"] == ["getFile", "file_7.jpg"]
-    assert media.download_files() == 0
+    assert tasks.run_tasks() == 0
 
 
 def test_a_file_over_the_limit_is_given_up_with_the_reason(app, caller, bot_api):
@@ -268,7 +268,7 @@ def test_a_file_over_the_limit_is_given_up_with_the_reason(app, caller, bot_api)
     bot_api.add_file("doc", b"x" * 11, "documents/file_1.pdf")
     document = {"file_id": "doc", "file_unique_id": "d", "mime_type": "application/pdf"}
     [message] = stored_after(bot_api, {"message": private_message(None, 1, document=document)})
-    media.download_files()
+    tasks.run_tasks()
     shown = data(caller.get(f"/v1/messages/{message.id}"))
     assert (shown["media_url"], shown["error"]["code"]) == (None, "MEDIA_DOWNLOAD_FAILED")
     assert "over the limit of 10" in shown["error"]["title"]

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from agent_platform.channels.telegram import polling
+from agent_platform.channels.telegram import polling, tasks
 from agent_platform.channels.telegram.sender import split
 from agent_platform.models import Conversation, Message
 from agent_platform.models.base import utcnow
@@ -183,3 +183,36 @@ def test_the_agent_answers_a_webhook_update(client, caller, bot_api):
         "message.sent",
         "message.sent",
     ]
+
+
+def test_buttons_become_an_inline_keyboard_and_a_press_comes_back(caller, bot_api, chat):
+    buttons = [{"text": "Grande", "data": "size:large"}, {"text": "Site", "url": "https://x.io"}]
+    data(post(caller, chat, text="Qual tamanho?", metadata={"buttons": buttons}), 201)
+    sending.send_queued()
+    [sent] = bot_api.sent("sendMessage")
+    assert sent["reply_markup"] == {
+        "inline_keyboard": [
+            [{"text": "Grande", "callback_data": "size:large"}],
+            [{"text": "Site", "url": "https://x.io"}],
+        ]
+    }
+    bot_message = {"message_id": 1001, "chat": {"id": CUSTOMER["id"], "type": "private"}}
+    query = {"id": "77", "from": CUSTOMER, "message": bot_message, "data": "size:large"}
+    bot_api.push({"callback_query": query})
+    polling.poll_updates()
+    pressed = Message.get(Message.type == "button")
+    assert (pressed.text, pressed.conversation_id) == ("size:large", chat.id)
+    asked = Message.get(Message.text == "Qual tamanho?")
+    assert pressed.reply_to_id == asked.id
+    assert tasks.run_tasks() == 1  # the spinner on the button stops
+    assert bot_api.sent("answerCallbackQuery") == [{"callback_query_id": "77"}]
+
+
+def test_malformed_buttons_fail_the_message_with_the_reason(caller, bot_api, chat):
+    bad = {"buttons": [{"text": "Grande", "data": "x" * 65}]}
+    message = data(post(caller, chat, text="Qual tamanho?", metadata=bad), 201)
+    sending.send_queued()
+    failed = data(caller.get(f"/v1/messages/{message['id']}"))
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "INVALID_BUTTONS")
+    assert "metadata.buttons[0]" in failed["error"]["title"]
+    assert bot_api.sent("sendMessage") == []

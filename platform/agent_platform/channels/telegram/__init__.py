@@ -5,15 +5,16 @@
 - `intake`: updates stored once each (by update_id), whichever way they came;
 - `webhook`: the callback URL (secret header), setWebhook / deleteWebhook;
 - `polling`: the getUpdates job, from the offset kept in the database;
-- `media`: the job that fetches customers' files (getFile) into MEDIA_DIR;
+- `tasks`: the job that fetches customers' files (getFile) into MEDIA_DIR
+  and answers button presses (answerCallbackQuery);
 - `sender`: outbound messages (sendMessage, sendPhoto, ...);
 - `adapter`: all of it behind the adapter contract, registered for "telegram".
 """
 
 from ..adapters import register_adapter
-from . import media, polling
+from . import polling, tasks
 from .adapter import TelegramAdapter
 
 register_adapter(TelegramAdapter())
 
-__all__ = ["TelegramAdapter", "media", "polling"]
+__all__ = ["TelegramAdapter", "polling", "tasks"]

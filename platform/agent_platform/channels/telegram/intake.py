@@ -21,7 +21,7 @@ from ...models.telegram import TelegramUpdate
 from ...services import formats
 from ...services import inbound as inbound_service
 from ..neutral import InboundEdit, InboundMessage
-from . import media
+from . import tasks
 from .parser import Ignored, parse
 
 log = logging.getLogger("agent_platform.telegram")
@@ -89,7 +89,7 @@ def _message(channel, message, now):
     result = inbound_service.receive_inbound(channel, message, now=now)
     if result.duplicate:
         return "duplicates"
-    media.queue_download(channel, result.message, now)
+    tasks.queue_tasks(channel, result.message, now)
     return "messages"
 
 

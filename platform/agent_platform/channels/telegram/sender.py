@@ -1,7 +1,8 @@
 """Sending through the Bot API: sendMessage for text (plain, no parse_mode,
 so nothing needs escaping; split at Telegram's 4,096-character limit),
 sendPhoto / sendDocument / sendAudio / sendVideo by URL (Telegram fetches
-it), with `reply_parameters` when the message answers one the network knows.
+it), with `reply_parameters` when the message answers one the network knows, and
+the message's `metadata.buttons` as an inline keyboard.
 
 The answer's message_id becomes the message's external id as
 "<chat_id>:<message_id>" (Telegram numbers messages per chat). Called by the
@@ -14,6 +15,7 @@ from .botapi import BotApiError, client
 
 TEXT_LIMIT = 4096  # characters of a text message, counted in UTF-16 units
 CAPTION_LIMIT = 1024
+MAX_BUTTONS = 20
 MEDIA_METHODS = {
     "image": ("sendPhoto", "photo"),
     "document": ("sendDocument", "document"),
@@ -67,16 +69,43 @@ def recipient(channel, message):
 
 
 def calls(message, chat_id):
-    """The (method, params) calls that send `message` to `chat_id`."""
+    """The (method, params) calls that send `message` to `chat_id`; the
+    buttons, if any, go under the last one."""
     if message.type == "text":
-        return [("sendMessage", {"chat_id": chat_id, "text": part}) for part in split(message.text)]
-    if message.type not in MEDIA_METHODS:
+        sent = [("sendMessage", {"chat_id": chat_id, "text": part}) for part in split(message.text)]
+    elif message.type in MEDIA_METHODS:
+        method, field = MEDIA_METHODS[message.type]
+        params = {"chat_id": chat_id, field: message.media_url}
+        if message.caption:
+            params["caption"] = message.caption[:CAPTION_LIMIT]
+        sent = [(method, params)]
+    else:
         raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
-    method, field = MEDIA_METHODS[message.type]
-    params = {"chat_id": chat_id, field: message.media_url}
-    if message.caption:
-        params["caption"] = message.caption[:CAPTION_LIMIT]
-    return [(method, params)]
+    buttons = (message.metadata or {}).get("buttons")
+    if buttons is not None:
+        sent[-1][1]["reply_markup"] = {"inline_keyboard": keyboard(buttons)}
+    return sent
+
+
+def keyboard(buttons):
+    """metadata.buttons (a list of {"text", "data"} or {"text", "url"}, one
+    row each) as Telegram's inline keyboard; a press comes back as a
+    `button` message with the button's data."""
+    if not isinstance(buttons, list) or not 1 <= len(buttons) <= MAX_BUTTONS:
+        raise SendError("INVALID_BUTTONS", f"metadata.buttons must list 1 to {MAX_BUTTONS}", None)
+    return [[_button(button, index)] for index, button in enumerate(buttons)]
+
+
+def _button(button, index):
+    where = f"metadata.buttons[{index}]"
+    if not isinstance(button, dict) or not isinstance(button.get("text"), str):
+        raise SendError("INVALID_BUTTONS", f"{where} needs a text", None)
+    data, url = button.get("data"), button.get("url")
+    if isinstance(url, str) and url.startswith(("https://", "http://")):
+        return {"text": button["text"], "url": url}
+    if not isinstance(data, str) or not 1 <= len(data.encode()) <= 64:
+        raise SendError("INVALID_BUTTONS", f"{where} needs data of 1 to 64 bytes, or a url", None)
+    return {"text": button["text"], "callback_data": data}
 
 
 def split(text, limit=TEXT_LIMIT):

@@ -1,6 +1,9 @@
-"""Files customers send on Telegram, fetched into the platform's media store.
+"""The Telegram channel's background work, as channel tasks made in the
+transaction that stored a message: fetching the files customers send, and
+answering button presses (answerCallbackQuery, which stops the spinner
+Telegram shows on the pressed button).
 
-The message is stored at once with the file's `file_id` (metadata.media); a
+Files: the message is stored at once with the file's `file_id` (metadata.media); a
 channel task (kind telegram_media) made in the same transaction is run by a
 job every MEDIA_POLL_SECONDS: getFile gives the file's path, the file is
 streamed from <api_base>/file/bot<token>/<path> into MEDIA_DIR, and the
@@ -29,6 +32,7 @@ from .botapi import BotApiError, client
 log = logging.getLogger("agent_platform.telegram")
 
 KIND = "telegram_media"
+ANSWER = "telegram_answer"
 MAX_ATTEMPTS = 5
 RETRY_DELAYS = (10, 60, 300, 1800)
 LEASE = timedelta(minutes=10)
@@ -36,33 +40,37 @@ BATCH = 10
 CHUNK = 64 * 1024
 
 
-def queue_download(channel, message, now):
-    """In the transaction that stored `message`: fetch its file later."""
+def queue_tasks(channel, message, now):
+    """In the transaction that stored `message`: fetch its file, answer its
+    button press, later."""
     file_id = (message.metadata.get("media") or {}).get("file_id")
     if file_id:
         ChannelTask.add(channel.id, message.id, KIND, {"file_id": file_id}, now)
+    query_id = (message.metadata.get("button") or {}).get("callback_query_id")
+    if query_id:
+        ChannelTask.add(channel.id, message.id, ANSWER, {"callback_query_id": query_id}, now)
 
 
 @scheduler.job("MEDIA_POLL_SECONDS")
-def download_files(now=None, batch=BATCH):
-    """Run up to `batch` due downloads; returns how many were attempted."""
+def run_tasks(now=None, batch=BATCH):
+    """Run up to `batch` due tasks; returns how many were attempted."""
     now = now or utcnow()
     claimed = _claim(now, batch)
     for task in claimed:
         try:
-            _download(task, now)
+            HANDLERS[task.kind](task, now)
         except BotApiError as error:
             _failed(task, error, now)
         except Exception as error:  # a bug must not stop the other downloads
-            log.exception("Telegram download %s failed", task.id)
-            title = f"The download failed ({type(error).__name__})"
+            log.exception("Telegram task %s (%s) failed", task.id, task.kind)
+            title = f"The task failed ({type(error).__name__})"
             _failed(task, BotApiError("INTERNAL_ERROR", title, True), now)
     return len(claimed)
 
 
 def _claim(now, batch):
     with transaction():
-        tasks = list(ChannelTask.due(now, (KIND,), batch))
+        tasks = list(ChannelTask.due(now, tuple(HANDLERS), batch))
         ids = [task.id for task in tasks]
         if ids:
             ChannelTask.update(due_at=now + LEASE, attempts=ChannelTask.attempts + 1).where(
@@ -88,6 +96,14 @@ def _download(task, now):
     size = _fetch(api, info["file_path"], media.media_dir() / name, limit)
     if not _stored(task, name, size, now):
         (media.media_dir() / name).unlink(missing_ok=True)
+
+
+def _answer(task, now):
+    """answerCallbackQuery: Telegram keeps a spinner on the button until then."""
+    token = task.channel.settings.get("bot_token")
+    if task.channel.is_active and token:
+        client(token).call("answerCallbackQuery", task.payload)
+    _finish(task)
 
 
 def _fetch(api, file_path, final, limit):
@@ -146,6 +162,9 @@ def _stored(task, name, size, now):
         return True
 
 
+HANDLERS = {KIND: _download, ANSWER: _answer}
+
+
 def _live_message(task):
     message = Message.get_or_none(Message.id == task.message_id)
     return None if message is None or message.deleted_at is not None else message
@@ -165,8 +184,8 @@ def _failed(task, error, now):
             return
         _finish(task)
         payload = {**task.payload, "message_id": task.message_id, "error": error.as_dict()}
-        ChannelEvent.record(task.channel_id, f"{KIND}_failed", payload, True, now)
-        message = _live_message(task)
+        ChannelEvent.record(task.channel_id, f"{task.kind}_failed", payload, True, now)
+        message = _live_message(task) if task.kind == KIND else None
         if message is not None:
             message.error = {"code": "MEDIA_DOWNLOAD_FAILED", "title": error.title, "details": None}
             message.save(only=[Message.error], keep_updated_at=True)
