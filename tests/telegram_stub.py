@@ -76,6 +76,7 @@ class TelegramStub:
         self.updates = []
         self.files = {}
         self.webhook = None  # the setWebhook parameters while one is set
+        self.refuse = {}  # {method: (code, description)} answered while set
         self.script = deque()  # answers of the next send* calls, then success
         self._message_ids = {}
         self._update_ids = itertools.count(400000001)
@@ -126,6 +127,8 @@ class TelegramStub:
         if not seen.path.startswith(prefix):
             return refusal(401, "Unauthorized")
         method, params = seen.path.removeprefix(prefix), seen.json
+        if method in self.refuse:
+            return refusal(*self.refuse[method])
         if method in SEND_METHODS:
             return self._send(method, params)
         handler = getattr(self, f"_{method}", None)

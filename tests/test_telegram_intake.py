@@ -56,12 +56,21 @@ def test_deleting_the_channel_deletes_its_webhook(caller, bot_api):
     assert bot_api.webhook is None and bot_api.calls()[-1] == "deleteWebhook"
 
 
-def test_a_webhook_telegram_refuses_is_a_channel_error(app, caller, bot_api):
+def test_webhook_mode_needs_an_https_public_url(app, caller, bot_api):
     app.config["SERVER_PUBLIC_URL"] = "http://127.0.0.1:8080"
+    body = {"name": "T", "type": "telegram", "settings": {"intake_mode": "webhook"}}
+    response = caller.post("/v1/channels", json=body)
+    assert_error(response, 400, "VALIDATION_ERROR", "settings.intake_mode")
+    assert "server.public_url" in response.get_json()["error"]["message"]
+    assert data(caller.get("/v1/channels")) == [] and bot_api.calls() == []
+
+
+def test_a_webhook_telegram_refuses_is_a_channel_error(caller, bot_api):
+    bot_api.refuse["setWebhook"] = (400, "Bad Request: bad webhook: Failed to resolve host")
     channel = telegram_channel(caller, mode="webhook")
     [(_, event)] = events(caller.workspace_id, "channel.error")
     assert event["id"] == channel["id"]
-    assert "HTTPS URL must be provided" in event["error"]["title"]
+    assert "Failed to resolve host" in event["error"]["title"]
     logged = data(caller.get(f"/v1/channels/{channel['id']}/events"))
     assert [(e["kind"], e["is_error"]) for e in logged] == [("setWebhook_failed", True)]
 
@@ -155,8 +164,20 @@ def test_a_revoked_token_is_a_channel_error(caller, bot_api):
     channel = telegram_channel(caller)
     bot_api.token = "999999999:" + "b" * 35
     assert polling.poll_updates() == 0
+    assert polling.poll_updates() == 0  # said once, not at every poll
     [(_, event)] = events(caller.workspace_id, "channel.error")
     assert (event["id"], event["error"]["code"]) == (channel["id"], "401")
+
+
+def test_another_process_polling_the_same_bot_is_no_channel_error(caller, bot_api):
+    telegram_channel(caller)
+    conflict = "Conflict: terminated by other getUpdates request; make sure that only one bot"
+    bot_api.refuse["getUpdates"] = (409, conflict + " instance is running")
+    assert polling.poll_updates() == 0
+    assert events(caller.workspace_id, "channel.error") == []
+    del bot_api.refuse["getUpdates"]
+    bot_api.push(message_update("um"))
+    assert polling.poll_updates() == 1
 
 
 def test_group_chats_are_ignored_and_logged(caller, bot_api):
@@ -274,3 +295,28 @@ def test_a_file_over_the_limit_is_given_up_with_the_reason(app, caller, bot_api)
     assert "over the limit of 10" in shown["error"]["title"]
     logged = data(caller.get(f"/v1/channels/{channel['id']}/events?kind=telegram_media_failed"))
     assert logged[0]["payload"]["error"]["code"] == "MEDIA_TOO_LARGE"
+
+
+def test_verify_asks_getme(caller, bot_api):
+    channel = telegram_channel(caller)
+    result = data(caller.post(f"/v1/channels/{channel['id']}/verify"))
+    assert result["ok"] is True
+    assert (result["details"]["id"], result["details"]["username"]) == (
+        7234567890,
+        "loja_da_ana_bot",
+    )
+    renamed = {"settings": {"bot_username": "outra_loja_bot"}}
+    caller.patch(f"/v1/channels/{channel['id']}", json=renamed)
+    result = data(caller.post(f"/v1/channels/{channel['id']}/verify"))
+    assert (result["ok"], result["error"]["code"]) == (False, "BOT_USERNAME_MISMATCH")
+    bot_api.token = "999999999:" + "b" * 35
+    result = data(caller.post(f"/v1/channels/{channel['id']}/verify"))
+    assert (result["ok"], result["error"]["title"]) == (False, "Unauthorized")
+    assert [e for e, _ in events(caller.workspace_id) if e.startswith("channel.")][-3:] == [
+        "channel.connected",
+        "channel.error",
+        "channel.error",
+    ]
+    bare = telegram_channel(caller, name="Bare", agent=False, bot_token=None)
+    response = caller.post(f"/v1/channels/{bare['id']}/verify")
+    assert_error(response, 409, "CHANNEL_NOT_CONFIGURED", "settings.bot_token")

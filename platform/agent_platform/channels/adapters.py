@@ -13,6 +13,8 @@ imported, registers an `Adapter`. The adapter
   what it carries to `services.inbound` (receive_inbound, apply_status, ...),
   which store contact, conversation, message and events idempotently and
   schedule the agent's reply;
+- checks settings: `check_settings(settings)` refuses, before they are
+  stored, settings that cannot work together (400 naming the setting);
 - follows its channel: `activate(channel)` after a channel's settings were
   stored (for example registering a webhook with the network), and
   `deactivate(channel)` after it was deleted. Both run outside any
@@ -45,6 +47,10 @@ class Adapter:
 
     def send(self, channel, message):
         raise NotImplementedError
+
+    def check_settings(self, settings):
+        """Raise ValidationError (naming the setting) for settings that
+        cannot work together, beyond each value's own format."""
 
     def cannot_send(self, channel):
         """Why `channel` cannot send now (a missing setting), or None."""
@@ -97,6 +103,12 @@ def send_refusal(channel):
 
 def _able():
     return f" (types that can: {', '.join(registered_types()) or 'none'})"
+
+
+def check_settings(channel_type, settings):
+    adapter = _ADAPTERS.get(channel_type)
+    if adapter is not None:
+        adapter.check_settings(settings)
 
 
 def activated(channel):

@@ -150,6 +150,7 @@ def merged_settings(channel_type, current, changes):
             result.pop(name, None)
         else:
             result[name] = _checked_setting(allowed[name], value, field)
+    adapters.check_settings(channel_type, result)
     return result
 
 

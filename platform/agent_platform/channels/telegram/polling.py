@@ -12,7 +12,7 @@ intake_mode is then deleted, and the next tick polls.
 import logging
 
 from ... import scheduler
-from ...models import Channel
+from ...models import Channel, ChannelEvent
 from ...models.telegram import TelegramUpdate
 from .botapi import BotApiError, client
 from .intake import store
@@ -22,6 +22,7 @@ log = logging.getLogger("agent_platform.telegram")
 
 DEFAULT_INTAKE_MODE = "polling"
 BATCH = 100  # the most getUpdates hands out at once
+POLL_FAILED = "getUpdates_failed"
 
 
 def intake_mode(channel):
@@ -57,10 +58,23 @@ def poll_channel(channel, now=None):
 
 
 def _refused(channel, error):
+    """A webhook left from webhook mode is deleted; another process polling
+    the same bot (Telegram answers 409 to one of the two) and passing
+    trouble are only logged; anything else (a revoked token) is a channel
+    error, raised once rather than at every poll."""
     if error.code == "409" and "webhook" in error.title.lower():
         unregister(channel)
-    elif error.retryable:
+    elif error.retryable or error.code == "409":
         log.warning("Telegram getUpdates on channel %s: %s", channel.id, error)
-    else:  # a revoked token, say: said once per poll until the settings change
-        failed(channel, "getUpdates_failed", error.as_dict())
+    elif not _said_already(channel, error):
+        failed(channel, POLL_FAILED, error.as_dict())
     return 0
+
+
+def _said_already(channel, error):
+    latest = ChannelEvent.latest(channel.id)
+    return (
+        latest is not None
+        and latest.kind == POLL_FAILED
+        and latest.payload.get("error", {}).get("code") == error.code
+    )
