@@ -218,12 +218,15 @@ def test_media_locations_contacts_and_stickers(caller, bot_api):
         },
         {"message": private_message(None, 6, sticker={"file_id": "st", "emoji": "👍"})},
         {"message": private_message(None, 7, dice={"emoji": "🎲", "value": 3})},
+        {"message": private_message(None, 8, audio={"file_id": "a", "mime_type": "audio/mpeg"})},
+        {"message": private_message(None, 9, video={"file_id": "vd", "mime_type": "video/mp4"})},
     ]
     stored = stored_after(bot_api, *updates)
     assert [m.type for m in stored] == [
         "image", "document", "audio", "location", "contacts", "sticker", "unsupported",
+        "audio", "video",
     ]  # fmt: skip
-    image, doc, audio, location, contact, sticker, other = stored
+    image, doc, audio, location, contact, sticker, other, music, video = stored
     assert (image.caption, image.metadata["media"]["file_id"]) == ("olha", "large")
     assert (doc.media_mime_type, doc.metadata["filename"]) == ("application/pdf", "a.pdf")
     assert audio.metadata["voice"] is True
@@ -231,6 +234,8 @@ def test_media_locations_contacts_and_stickers(caller, bot_api):
     assert contact.metadata["contacts"][0]["first_name"] == "Ze"
     assert sticker.text == "👍"
     assert other.metadata["network_type"] == "dice"
+    assert (music.media_mime_type, "voice" in music.metadata) == ("audio/mpeg", False)
+    assert (video.media_mime_type, video.metadata["media"]["file_id"]) == ("video/mp4", "vd")
 
 
 def test_an_edited_message_keeps_its_history(caller, bot_api):

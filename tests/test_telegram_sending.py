@@ -216,3 +216,29 @@ def test_malformed_buttons_fail_the_message_with_the_reason(caller, bot_api, cha
     assert (failed["status"], failed["error"]["code"]) == ("failed", "INVALID_BUTTONS")
     assert "metadata.buttons[0]" in failed["error"]["title"]
     assert bot_api.sent("sendMessage") == []
+
+
+def test_handoff_on_telegram_a_human_answers_then_the_agent_again(caller, bot_api):
+    shop(caller, "polling")
+    chat_id = str(CUSTOMER["id"])
+    bot_api.push(message_update("Oi", message_id=1))
+    polling.poll_updates()
+    replies.run_due_replies()
+    bot_api.push(message_update("quero falar com um atendente", message_id=2))
+    polling.poll_updates()
+    replies.run_due_replies()
+    conversation = Conversation.get()
+    assert conversation.status == "handoff"
+    assert "agent.handoff_started" in [name for name, _ in events(caller.workspace_id)]
+    bot_api.push(message_update("alô?", message_id=3))
+    polling.poll_updates()
+    assert replies.run_due_replies() == 0  # the agent is silent while a human holds it
+    human = {"text": "Oi, aqui é o Carlos."}
+    data(caller.post(f"/v1/conversations/{conversation.id}/messages", json=human), 201)
+    sending.send_queued()
+    assert said(bot_api)[-1] == (chat_id, "Oi, aqui é o Carlos.")
+    data(caller.post(f"/v1/chats/{conversation.id}/handoff/complete"))
+    bot_api.push(message_update(DELIVERY[0], message_id=4))
+    polling.poll_updates()
+    replies.run_due_replies()
+    assert said(bot_api)[-1] == (chat_id, DELIVERY[1])
