@@ -325,3 +325,14 @@ def test_verify_asks_getme(caller, bot_api):
     bare = telegram_channel(caller, name="Bare", agent=False, bot_token=None)
     response = caller.post(f"/v1/channels/{bare['id']}/verify")
     assert_error(response, 409, "CHANNEL_NOT_CONFIGURED", "settings.bot_token")
+
+
+def test_old_update_ids_are_forgotten(caller, bot_api, monkeypatch):
+    channel = telegram_channel(caller)
+    monkeypatch.setattr("agent_platform.models.telegram.KEPT_UPDATES", 3)
+    for number in range(1, 101):
+        bot_api.updates.append({"update_id": number, "message": private_message("x", number)})
+    polling.poll_updates()
+    kept = [u.update_id for u in TelegramUpdate.select().order_by(TelegramUpdate.update_id)]
+    assert kept == [98, 99, 100]
+    assert TelegramUpdate.next_offset(channel["id"]) == 101

@@ -43,13 +43,13 @@ class TelegramUpdate(BaseModel):
         return None if highest is None else highest + 1
 
     @classmethod
-    def prune(cls, channel_id, keep=KEPT_UPDATES):
-        """Forget all but the newest `keep` update ids of the channel."""
+    def prune(cls, channel_id):
+        """Forget all but the newest KEPT_UPDATES update ids of the channel."""
         execute(
             'DELETE FROM "telegram_update" WHERE "channel_id" = ? AND "update_id" < ('
             'SELECT "update_id" FROM "telegram_update" WHERE "channel_id" = ? '
             'ORDER BY "update_id" DESC LIMIT 1 OFFSET ?)',
             channel_id,
             channel_id,
-            keep - 1,
+            KEPT_UPDATES - 1,
         )

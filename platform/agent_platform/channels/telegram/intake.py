@@ -26,6 +26,9 @@ from .parser import Ignored, parse
 
 log = logging.getLogger("agent_platform.telegram")
 
+# Old update ids are forgotten when an update id is a multiple of this
+# (update ids grow by one per update of the bot): not a DELETE per update.
+PRUNE_EVERY = 100
 OUTCOMES = ("messages", "duplicates", "statuses", "reactions", "notices", "failed")
 
 
@@ -65,7 +68,8 @@ def store(channel, updates, now=None):
     with transaction():
         for update in updates:
             counts[_stored(channel, update, now)] += 1
-        TelegramUpdate.prune(channel.id)
+        if any(update["update_id"] % PRUNE_EVERY == 0 for update in updates):
+            TelegramUpdate.prune(channel.id)
     return counts
 
 
