@@ -8,6 +8,7 @@ import marshmallow as ma
 from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import fields
+from werkzeug.datastructures import EnvironHeaders
 
 from ..channels import adapters, telegram, whatsapp  # noqa: F401  (they register their adapters)
 from ..channels.adapters import Callback
@@ -111,16 +112,17 @@ class ChannelCallback(MethodView):
         return adapter.receive(channel_id, callback, bound=_bound(current_app))
 
 
-WHATSAPP_PREFIX = "/inbound/whatsapp/"
+PREFIX = "/inbound/"
 
 
 def install(app):
-    """Serve stored WhatsApp POSTs ahead of Flask (see StoredCallbacks)."""
+    """Serve stored network callbacks ahead of Flask (see StoredCallbacks)."""
     app.wsgi_app = StoredCallbacks(app, app.wsgi_app)
 
 
 class StoredCallbacks:
-    """WSGI middleware for the hottest public route, POST /inbound/whatsapp/<id>.
+    """WSGI middleware for the hottest public routes, the networks' callbacks
+    POST /inbound/<type>/<id> (WhatsApp, Telegram: any type with an adapter).
 
     A network callback needs none of a request's usual machinery (no key,
     no scope, no arguments to parse): this answers it straight from the
@@ -140,21 +142,21 @@ class StoredCallbacks:
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
-        if environ["REQUEST_METHOD"] != "POST" or not path.startswith(WHATSAPP_PREFIX):
+        if environ["REQUEST_METHOD"] != "POST" or not path.startswith(PREFIX):
             return self.wsgi_app(environ, start_response)
-        channel_id = path[len(WHATSAPP_PREFIX) :]
-        length = environ.get("CONTENT_LENGTH", "")
-        if not channel_id or "/" in channel_id or not length.isdigit():
+        channel_type, _, channel_id = path[len(PREFIX) :].partition("/")
+        adapter, length = adapters.get_adapter(channel_type), environ.get("CONTENT_LENGTH", "")
+        if adapter is None or not channel_id or "/" in channel_id or not length.isdigit():
             return self.wsgi_app(environ, start_response)
         if int(length) > self.app.config["LIMITS_MAX_BODY_BYTES"]:
             return self.wsgi_app(environ, start_response)
         body = environ["wsgi.input"].read(int(length))
         environ["wsgi.input"] = io.BytesIO(body)  # for Flask, should it answer after all
-        signature = environ.get("HTTP_X_HUB_SIGNATURE_256")
+        callback = Callback(body, EnvironHeaders(environ))
         try:
             with self.app.app_context():
                 try:
-                    counts = intake.receive(channel_id, body, signature, bound=_bound(self.app))
+                    counts = adapter.receive(channel_id, callback, bound=_bound(self.app))
                 finally:
                     end_request()
         except Exception:

@@ -75,6 +75,11 @@ def register_adapter(adapter):
     register_sender(adapter.type, adapter)
 
 
+def get_adapter(channel_type):
+    """The adapter of `channel_type`, or None."""
+    return _ADAPTERS.get(channel_type)
+
+
 def adapter_for(channel_type):
     """The adapter of `channel_type`, else 404 CHANNEL_NOT_FOUND (no callback URL)."""
     adapter = _ADAPTERS.get(channel_type)

@@ -13,13 +13,13 @@ fail again (and hold back every update after it in polling).
 import json
 import logging
 
-from ...db import transaction
 from ...errors import NotFound, RateLimited, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
 from ...models.telegram import TelegramUpdate
 from ...services import formats
 from ...services import inbound as inbound_service
+from ..group_commit import GroupCommit
 from ..neutral import InboundEdit, InboundMessage
 from . import tasks
 from .parser import Ignored, parse
@@ -62,21 +62,31 @@ def check_bound(decision):
 
 
 def store(channel, updates, now=None):
-    """Store `updates` (decoded Update objects) on `channel`; the count of each outcome."""
+    """Store `updates` (decoded Update objects) on `channel`; the count of
+    each outcome. Returns once they are committed, in a transaction shared
+    with the callbacks arriving at the same moment (see GroupCommit)."""
     now = now or utcnow()
+    return _group.run(lambda: _store(channel, updates, now))
+
+
+def _store(channel, updates, now):
+    """Runs inside the group's transaction."""
     counts = dict.fromkeys(OUTCOMES, 0)
-    with transaction():
-        for update in updates:
-            counts[_stored(channel, update, now)] += 1
-        if any(update["update_id"] % PRUNE_EVERY == 0 for update in updates):
-            TelegramUpdate.prune(channel.id)
+    for update in updates:
+        counts[_stored(channel, update, now)] += 1
+    if any(update["update_id"] % PRUNE_EVERY == 0 for update in updates):
+        TelegramUpdate.prune(channel.id)
     return counts
 
 
+_group = GroupCommit()
+
+
 def _stored(channel, update, now):
-    with transaction():  # a savepoint: an update that fails rolls back alone
-        if not TelegramUpdate.claim(channel.id, update["update_id"], now):
-            return "duplicates"
+    # No savepoint of its own: the claim is one statement, and what follows
+    # is atomic in the service (a savepoint inside the group's transaction).
+    if not TelegramUpdate.claim(channel.id, update["update_id"], now):
+        return "duplicates"
     item = parse(update)
     try:
         return APPLY[type(item)](channel, item, now)
