@@ -2,6 +2,8 @@
 webhook registration and the secret-checked intake, long polling from the
 stored offset, dedupe by update_id, and every kind of update."""
 
+import json
+
 from agent_platform import scheduler
 from agent_platform.channels.telegram import polling, tasks
 from agent_platform.models import Channel, ChannelEvent, Message, TelegramUpdate
@@ -336,3 +338,17 @@ def test_old_update_ids_are_forgotten(caller, bot_api, monkeypatch):
     kept = [u.update_id for u in TelegramUpdate.select().order_by(TelegramUpdate.update_id)]
     assert kept == [98, 99, 100]
     assert TelegramUpdate.next_offset(channel["id"]) == 101
+
+
+def test_oversized_or_deeply_nested_bodies_are_refused(app, client, caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": bot_api.webhook["secret_token"]}
+    path = f"/inbound/telegram/{channel['id']}"
+    nested = b'{"update_id": 1, "message": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    response = client.post(path, data=nested, headers=headers, content_type="application/json")
+    assert_error(response, 400, "VALIDATION_ERROR", "body")
+    app.config["LIMITS_MAX_BODY_BYTES"] = 100
+    big = json.dumps({"update_id": 2, **message_update("x" * 200)})
+    response = client.post(path, data=big, headers=headers, content_type="application/json")
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE")
+    assert Message.select().count() == 0
