@@ -191,8 +191,9 @@ class TelegramStub:
 
     def _send(self, method, params):
         with self._lock:
-            if self.script:
-                return self.script.popleft()
+            scripted = self.script.popleft() if self.script else None
+            if scripted is not None:  # None in the script: this one succeeds
+                return scripted
             chat_id = int(params["chat_id"])
             counter = self._message_ids.setdefault(chat_id, itertools.count(1001))
             message_id = next(counter)

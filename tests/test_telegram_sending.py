@@ -242,3 +242,30 @@ def test_handoff_on_telegram_a_human_answers_then_the_agent_again(caller, bot_ap
     polling.poll_updates()
     replies.run_due_replies()
     assert said(bot_api)[-1] == (chat_id, DELIVERY[1])
+
+
+def test_a_split_text_retried_goes_on_from_the_part_that_failed(caller, bot_api, chat):
+    Message.insert(
+        id="01a20000-0000-7000-8000-000000000003",
+        conversation=chat.id,
+        channel=chat.channel_id,
+        contact_id=chat.contact_id,
+        direction="outbound",
+        sender_type="agent",
+        status="queued",
+        type="text",
+        text=("palavra " * 1000).strip(),
+    ).execute()
+    now = utcnow()
+    bot_api.script.append(None)  # the first part goes through
+    bot_api.fail_next(502, "Bad Gateway")
+    sending.send_queued(now=now)
+    waiting = Message.get_by_id("01a20000-0000-7000-8000-000000000003")
+    assert waiting.status == "queued"
+    assert waiting.metadata["telegram_parts"] == [f"{CUSTOMER['id']}:1001"]
+    sending.send_queued(now=now + timedelta(seconds=5))
+    sent = Message.get_by_id("01a20000-0000-7000-8000-000000000003")
+    assert sent.status == "sent" and len(sent.metadata["telegram_parts"]) == 2
+    texts = [body["text"] for body in bot_api.sent("sendMessage")]
+    assert len(texts) == 3 and texts[1] == texts[2]  # the second part, tried twice
+    assert "".join(texts[::2]) == sent.text

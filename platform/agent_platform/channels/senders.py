@@ -26,16 +26,19 @@ class SendError(Exception):
     `retryable` errors (timeouts, 5xx, rate limits) are tried again later, up
     to MESSAGES_SEND_MAX_ATTEMPTS; others fail the message at once. `code`,
     `title` and `details` become the message's `error`. `retry_after`
-    (seconds) is how long the network asked to wait before the next try.
+    (seconds) is how long the network asked to wait before the next try;
+    `metadata` is merged into the message's, for the next try to read (the
+    parts of a long text already sent, say).
     """
 
-    def __init__(self, code, title, details=None, retryable=False, retry_after=None):
+    def __init__(self, code, title, details=None, retryable=False, retry_after=None, metadata=None):
         super().__init__(f"{code}: {title}")
         self.code = str(code)
         self.title = title
         self.details = details
         self.retryable = retryable
         self.retry_after = retry_after
+        self.metadata = metadata
 
     def as_dict(self):
         return {"code": self.code, "title": self.title, "details": self.details}

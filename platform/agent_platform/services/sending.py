@@ -85,10 +85,12 @@ def _record_failure(message_id, error, now, max_attempts):
         if message.status != "queued":
             return
         message.error = error.as_dict()
+        message.metadata = {**message.metadata, **(error.metadata or {})}
         if error.retryable and message.send_attempts < max_attempts:
             delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
             message.lease_until = now + max(delay, timedelta(seconds=error.retry_after or 0))
-            message.save(only=[Message.error, Message.lease_until], keep_updated_at=True)
+            kept = [Message.error, Message.metadata, Message.lease_until]
+            message.save(only=kept, keep_updated_at=True)
             return
         message.status, message.failed_at, message.lease_until = "failed", now, None
         message.updated_at = now

@@ -29,23 +29,30 @@ class TelegramSender:
         api = client(_token(channel))
         chat_id = recipient(channel, message)
         reply = _reply_parameters(message)
-        try:
-            sent = [
-                api.call(method, {**params, **reply}) for method, params in calls(message, chat_id)
-            ]
-        except BotApiError as error:
-            raise SendError(
-                error.code,
-                error.title,
-                error.as_dict()["details"],
-                error.retryable,
-                error.retry_after,
-            ) from None
-        ids = [f"{chat_id}:{result['message_id']}" for result in sent if isinstance(result, dict)]
-        if len(ids) != len(sent):
-            raise SendError("INVALID_RESPONSE", "The Bot API gave no message_id", None, True)
+        # Parts of a long text an earlier try sent already are not sent again.
+        ids = list((message.metadata or {}).get("telegram_parts") or [])
+        for method, params in calls(message, chat_id)[len(ids) :]:
+            ids.append(_sent(api, method, {**params, **reply}, chat_id, ids))
         metadata = {"telegram_parts": ids} if len(ids) > 1 else {}
         return SendResult(external_id=ids[0], metadata=metadata)
+
+
+def _sent(api, method, params, chat_id, ids):
+    """The id of one message sent; a failure keeps the ids of the parts
+    sent before it on the message."""
+    progress = {"telegram_parts": ids} if ids else None
+    try:
+        result = api.call(method, params)
+    except BotApiError as error:
+        details = error.as_dict()["details"]
+        raise SendError(
+            error.code, error.title, details, error.retryable, error.retry_after, progress
+        ) from None
+    if not isinstance(result, dict) or "message_id" not in result:
+        raise SendError(
+            "INVALID_RESPONSE", "The Bot API gave no message_id", None, True, None, progress
+        )
+    return f"{chat_id}:{result['message_id']}"
 
 
 def _token(channel):
