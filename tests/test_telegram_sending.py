@@ -9,7 +9,7 @@ from agent_platform.channels.telegram import polling, tasks
 from agent_platform.channels.telegram.sender import split
 from agent_platform.models import Conversation, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import replies, sending
+from agent_platform.services import idle_actions, replies, sending
 from conftest import assert_error
 from conversations_helpers import data, events, make_contact, make_conversation
 from telegram_helpers import *  # noqa: F403  (the fixtures)
@@ -269,3 +269,29 @@ def test_a_split_text_retried_goes_on_from_the_part_that_failed(caller, bot_api,
     texts = [body["text"] for body in bot_api.sent("sendMessage")]
     assert len(texts) == 3 and texts[1] == texts[2]  # the second part, tried twice
     assert "".join(texts[::2]) == sent.text
+
+
+def test_an_idle_telegram_conversation_is_closed_by_its_idle_action(caller, bot_api):
+    agent_id = shop(caller, "polling")["agent_id"]
+    action = {"name": "close", "minutes": 15, "action": "close", "message": "Até logo!"}
+    data(caller.post(f"/v1/agents/{agent_id}/idle-actions", json=action), 201)
+    when = utcnow()
+    bot_api.push(message_update(DELIVERY[0]))
+    polling.poll_updates()
+    replies.run_due_replies()
+    assert idle_actions.run_idle_actions(now=when + timedelta(minutes=15, seconds=2)) == 1
+    sending.send_queued_job(now=when + timedelta(minutes=15, seconds=3))
+    assert said(bot_api)[-1] == (str(CUSTOMER["id"]), "Até logo!")
+    assert Conversation.get().status == "closed"
+
+
+def test_credits_run_out_on_telegram_as_on_whatsapp(app, caller, bot_api):
+    app.config["PLAN_CREDITS"] = 1
+    shop(caller, "polling")
+    for number, text in enumerate((DELIVERY[0], DELIVERY[0]), start=1):
+        bot_api.push(message_update(text, message_id=number))
+        polling.poll_updates()
+        replies.run_due_replies()
+    assert [text for _, text in said(bot_api)] == [GREETING, DELIVERY[1]]  # no second answer
+    assert "credit.depleted" in [name for name, _ in events(caller.workspace_id)]
+    assert Conversation.get().status == "handoff"
