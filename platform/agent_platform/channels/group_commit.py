@@ -78,9 +78,9 @@ class _Unit:
         self.result = self.error = None
 
     def execute(self):
-        # No savepoint of its own: each item has one (see _applied), so a
-        # failure here leaves only whole items behind, which a redelivery
-        # of the POST finds stored.
+        # No savepoint of its own: each item of the work has one (the
+        # inbound service's), so a failure here leaves only whole items
+        # behind, which a redelivery of the callback finds stored.
         try:
             self.result = self.work()
         except Exception as error:
