@@ -9,7 +9,10 @@ from agent_platform.events.catalog import EVENTS
 from agent_platform.scopes import SCOPES
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+# The README and the docs/ pages it links to (the split is under way).
+README = "\n".join(
+    path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
 
 
 def raised_error_codes():

@@ -9,7 +9,7 @@ from .rendered import RenderedSchema
 SETTINGS_DOC = (
     "Per type. whatsapp: phone_number_id, business_account_id, display_phone_number (E.164), "
     "access_token*, app_secret*, verify_token*, mark_read (true|false). telegram: bot_token*, "
-    "secret_token*, "
+    "intake_mode (polling|webhook, default polling), secret_token* (made in webhook mode), "
     "bot_username. email: smtp_host, smtp_port, smtp_username, smtp_password*, smtp_security "
     "(starttls|ssl|none), imap_host, imap_port, imap_username, imap_password*, imap_security, "
     "from_address, from_name. website: allowed_origins (list), title, greeting, primary_color, "
