@@ -12,7 +12,11 @@ Order: deliveries of one webhook are sent one at a time, in the order their
 events were raised; a webhook whose deliveries are leased (in flight,
 anywhere) is not claimed again until they are recorded or the lease expires.
 A delivery waiting for its retry does not hold back later events.
-Different webhooks are served in parallel (WEBHOOKS_CONCURRENCY).
+Different webhooks are served in parallel, in two lanes of
+WEBHOOKS_CONCURRENCY each: webhooks whose last attempt failed (a receiver
+down, or hanging until the timeout) in one, the others in the other, so a
+failing receiver holds up only failing ones. The job claims new work every
+WEBHOOKS_POLL_SECONDS while sends are in flight, never waiting for a slow one.
 """
 
 import calendar
@@ -54,6 +58,7 @@ class Settings:
     allowed_ports: tuple
     lease_seconds: int
     concurrency: int
+    poll: float
 
     @classmethod
     def from_config(cls, config):
@@ -69,6 +74,7 @@ class Settings:
             allowed_ports=tuple(config["WEBHOOKS_ALLOWED_PORTS"]),
             lease_seconds=config["WEBHOOKS_LEASE_SECONDS"],
             concurrency=max(1, config["WEBHOOKS_CONCURRENCY"]),
+            poll=config["WEBHOOKS_POLL_SECONDS"],
         )
 
 
@@ -159,6 +165,7 @@ class Claimed:
     event_id: str
     body: str
     claim_token: str
+    failing: bool = False  # its webhook's last attempt failed: sent in the failing lane
 
 
 def _sql(query, params=()):
@@ -169,23 +176,29 @@ def _marks(values):
     return ", ".join("?" for _ in values)
 
 
-def claim_due(now=None, max_webhooks=None, settings=None):
+def claim_due(now=None, max_webhooks=None, settings=None, max_failing=None):
     """Lease due deliveries of webhooks not in flight; return them in send order.
 
-    At most CLAIM_BATCH deliveries per webhook and `max_webhooks` webhooks.
-    Runs in its own short write transaction (BEGIN IMMEDIATE), so two
-    processes claiming at once never get the same row.
+    At most CLAIM_BATCH deliveries per webhook, `max_webhooks` webhooks, and
+    of those whose last attempt failed at most `max_failing` (None: failing
+    webhooks are not told apart). Runs in its own short write transaction
+    (BEGIN IMMEDIATE), so two processes claiming at once never get the same row.
     """
     settings = settings or current_settings()
     now = now or utcnow()
     stamp = str(now)
     with transaction():
-        chosen, per_webhook = [], Counter()
+        failing = set() if max_failing is None else _failing_webhooks()
+        limits = {False: max_webhooks, True: max_failing}
+        chosen, per_webhook, per_lane = [], Counter(), Counter()
         for delivery_id, webhook_id in _sql(_CANDIDATES, (stamp, stamp, stamp)).fetchall():
+            lane = webhook_id in failing
             if per_webhook[webhook_id] >= CLAIM_BATCH:
                 continue
-            if webhook_id not in per_webhook and len(per_webhook) == max_webhooks:
-                continue
+            if webhook_id not in per_webhook:
+                if per_lane[lane] == limits[lane]:
+                    continue
+                per_lane[lane] += 1
             per_webhook[webhook_id] += 1
             chosen.append(delivery_id)
         if not chosen:
@@ -201,7 +214,15 @@ def claim_due(now=None, max_webhooks=None, settings=None):
             "ORDER BY next_attempt_at, rowid",
             chosen,
         ).fetchall()
-    return [Claimed(*row, claim_token=token) for row in rows]
+    return [Claimed(*row, claim_token=token, failing=row[1] in failing) for row in rows]
+
+
+def _failing_webhooks():
+    rows = _sql(
+        "SELECT id FROM webhook WHERE is_active = 1 AND last_failure_at IS NOT NULL "
+        "AND (last_success_at IS NULL OR last_failure_at > last_success_at)"
+    )
+    return {row[0] for row in rows.fetchall()}
 
 
 def _renew(claimed, now, settings):
@@ -241,18 +262,21 @@ def deliver_due(now=None):
     """
     settings = current_settings()
     config = dict(current_app.config)
-    attempts = 0
-    with ThreadPoolExecutor(settings.concurrency, thread_name_prefix="webhooks") as pool:
-        running = set()
+    attempts, width = 0, settings.concurrency
+    with ThreadPoolExecutor(2 * width, thread_name_prefix="webhooks") as pool:
+        running = {}  # future -> whether its webhook is in the failing lane
         while True:
-            free = settings.concurrency - len(running)
-            claimed = claim_due(now, max_webhooks=free, settings=settings) if free else []
+            busy = Counter(running.values())
+            free, free_failing = width - busy[False], width - busy[True]
+            claimed = claim_due(now, free, settings, free_failing) if free or free_failing else []
             for group in _by_webhook(claimed):
-                running.add(pool.submit(_send_group, group, now, settings, config))
+                running[pool.submit(_send_group, group, now, settings, config)] = group[0].failing
             if not running:
                 return attempts
-            done, running = wait(running, return_when=FIRST_COMPLETED)
+            # Back to claiming after a poll at most: a slow send holds up nobody else.
+            done, _ = wait(running, timeout=settings.poll, return_when=FIRST_COMPLETED)
             for future in done:
+                del running[future]
                 attempts += _result(future)
 
 
@@ -291,6 +315,11 @@ def _send_group(claimed, now, settings, config):
             if alert:
                 alerts.webhook_failing(config, alert)
             if not owned:  # cancelled, or taken over after the lease expired
+                _release(claimed[index + 1 :])
+                break
+            if not outcome.success and not item.failing:
+                # Failing now: the rest goes to the failing lane at the next claim,
+                # and this lane's slot to a webhook that answers.
                 _release(claimed[index + 1 :])
                 break
             if not outcome.success:  # the failure policy may have deactivated it
