@@ -12,8 +12,15 @@
 3. Crash. 10,000 events; `agent-platform serve` is killed with SIGKILL (its whole
    process group) once about half has arrived, then started again. Every event must
    arrive at least once (distinct event_ids = 10,000); duplicates are counted.
+4. Isolation. `agent-platform serve` (default 1 s poll, 10 s timeout) while this
+   script raises events at a steady pace for two healthy webhooks, first alone
+   (the baseline), then with a third webhook whose receiver accepts every
+   connection and never answers. Targets: with the hanging receiver, the healthy
+   webhooks keep >= 80% of their delivery rate without it, and their event ->
+   first attempt p99 stays under 2 s.
 
     .venv/bin/python bench/webhooks_delivery.py [--events 10000] [--latency-events 300]
+        [--only isolation] [--isolation-seconds 20] [--isolation-rate 100]
 """
 
 import argparse
@@ -294,14 +301,126 @@ def crash(count, directory):
     return final["distinct"], duplicates
 
 
+class HangingReceiver:
+    """Accepts every connection and never answers (until closed)."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self.held, self.accepted = [], 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.held.append(connection)  # read nothing, answer nothing
+            self.accepted += 1
+
+    def close(self):
+        self.server.close()
+        for connection in self.held:
+            connection.close()
+
+
+def isolation_run(directory, seconds, rate, hanging):
+    """Healthy webhooks' delivery rate and p99 under a steady pace of events."""
+    receivers = [Receiver(), Receiver()]
+    stuck = HangingReceiver() if hanging else None
+    database = os.path.join(directory, f"isolation-{int(hanging)}.db")
+    app = bench_app(database)
+    workspace_id = _workspace_with_webhooks(app, [r.url for r in receivers], stuck)
+    serve = Serve(directory, database).start()
+    try:
+        started = time.monotonic()
+        raised = _raise_at_pace(app, workspace_id, seconds, rate)
+        window = time.monotonic() - started
+        in_window = [r.stats()["distinct"] for r in receivers]
+        for receiver in receivers:
+            receiver.wait_for(raised, timeout=30)
+        records = [record for r in receivers for record in r.dump()]
+    finally:
+        serve.stop()
+        for receiver in receivers:
+            receiver.stop()
+        if stuck:
+            stuck.close()
+    delays = sorted(_first_delays(records))
+    return {
+        "raised": raised,
+        "rate": sum(in_window) / window,
+        "p50": statistics.median(delays),
+        "p99": delays[int(len(delays) * 0.99) - 1],
+        "hung": stuck.accepted if stuck else 0,
+    }
+
+
+def _workspace_with_webhooks(app, urls, stuck):
+    from agent_platform.services import keys, webhooks
+
+    with app.app_context():
+        workspace_id = keys.create_workspace("bench").id
+        if stuck:  # registered first: its deliveries come first in every claim
+            webhooks.create_webhook(workspace_id, {"url": stuck.url, "events": ["*"]})
+        for url in urls:
+            webhooks.create_webhook(workspace_id, {"url": url, "events": ["*"]})
+        return workspace_id
+
+
+def _raise_at_pace(app, workspace_id, seconds, rate):
+    raised, started = 0, time.monotonic()
+    while time.monotonic() - started < seconds:
+        due = int((time.monotonic() - started) * rate) + 1
+        if due > raised:
+            raise_events(app, workspace_id, due - raised)
+            raised = due
+        time.sleep(0.01)
+    return raised
+
+
+def _first_delays(records):
+    first = {}
+    for event_id, received_at, stamp in records:
+        first.setdefault((event_id, stamp), received_at - parse_time(stamp))
+    return first.values()
+
+
+def isolation(directory, seconds, rate):
+    alone = isolation_run(directory, seconds, rate, hanging=False)
+    with_hang = isolation_run(directory, seconds, rate, hanging=True)
+    ratio = with_hang["rate"] / alone["rate"]
+    print(f"[4] isolation: serve, 2 healthy webhooks, {rate:g} events/s for {seconds:g} s")
+    for label, run in (("alone (baseline)", alone), ("+ hanging receiver", with_hang)):
+        print(
+            f"    {label:20} healthy deliveries {run['rate']:7.1f}/s   event -> first "
+            f"attempt p50 {run['p50']:.3f} s  p99 {run['p99']:.3f} s   "
+            f"(events {run['raised']:,}; hanging connections {run['hung']})"
+        )
+    print(f"    rate kept {ratio:8.0%}   target >= 80%;  p99 target < 2 s")
+    return ratio, with_hang["p99"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--latency-events", type=int, default=300)
     parser.add_argument("--rate", type=float, default=20.0, help="latency events per second")
+    parser.add_argument("--only", choices=["isolation"], help="run only that part")
+    parser.add_argument("--isolation-seconds", type=float, default=20.0)
+    parser.add_argument("--isolation-rate", type=float, default=100.0)
     options = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="agent-platform-webhooks-bench-")
+    if options.only == "isolation":
+        try:
+            isolation(directory, options.isolation_seconds, options.isolation_rate)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        return
     try:
+        kept, p99 = isolation(directory, options.isolation_seconds, options.isolation_rate)
         ratio = throughput(options.events, directory)
         p50 = latency(options.latency_events, options.rate, directory)
         distinct, duplicates = crash(options.events, directory)
@@ -310,7 +429,8 @@ def main():
     print()
     print(
         f"summary: throughput {ratio:.0%} of plain (>= 50%), p50 {p50:.2f} s (<= 1.5 s), "
-        f"distinct {distinct:,}/{options.events:,}, duplicates {duplicates}"
+        f"distinct {distinct:,}/{options.events:,}, duplicates {duplicates}, "
+        f"isolation {kept:.0%} of the rate (>= 80%) with p99 {p99:.2f} s (< 2 s)"
     )
 
 

@@ -5,7 +5,10 @@ splitting the rate limits and starting a second scheduler silently."""
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import requests
 
 from test_cli import free_port, serving
 
@@ -49,5 +52,24 @@ def test_the_lock_goes_with_the_process(tmp_path):
     environ = {**os.environ, "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "again.db")}
     with serving(["--port", str(port)], environ, port):
         pass
-    with serving(["--port", str(port)], environ, port) as (base, lines):
-        assert lines == ["", ""], lines  # served again, no new key: the workspace exists
+    # Started again on the same database once the first has stopped: it serves.
+    again = subprocess.Popen(
+        [sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=environ,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert answers(f"http://127.0.0.1:{port}/v1/health"), again.stderr
+    finally:
+        again.terminate()
+        again.wait(timeout=20)
+        again.stderr.close()
+
+
+def answers(url, seconds=20):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            return requests.get(url, timeout=1).status_code == 200
+        except requests.RequestException:
+            time.sleep(0.1)
+    return False
