@@ -64,7 +64,7 @@ def stored(caller, receiver):
     channel = make_channel(caller, settings=dict(WA_SETTINGS), agent_id=agent)
     make_channel(caller, name="Bot", type="telegram", settings=dict(TELEGRAM))
     make_channel(caller, name="Mail", type="email", settings=dict(EMAIL))
-    body = {"name": "Tools", "url": "https://tools.example/mcp", "headers": {"X-Auth": MCP_TOKEN}}
+    body = {"name": "Tools", "url": "https://1.1.1.1/mcp", "headers": {"X-Auth": MCP_TOKEN}}
     data(caller.post("/v1/mcp-servers", json=body), 201)
     hook = register(caller, receiver.url)
     rotated = data(caller.post(f"/v1/webhooks/{hook['id']}/rotate-secret"))

@@ -138,6 +138,8 @@ EXPECTED_JOBS = {
     "agent_platform.services.replies.prune_reply_jobs": "REPLIES_IDLE_POLL_SECONDS",
     "agent_platform.services.idle_actions.run_idle_actions": "REPLIES_IDLE_POLL_SECONDS",
     "agent_platform.channels.whatsapp.tasks.run_tasks_job": "MEDIA_POLL_SECONDS",
+    "agent_platform.channels.telegram.tasks.run_tasks": "MEDIA_POLL_SECONDS",
+    "agent_platform.channels.telegram.polling.poll_updates": "TELEGRAM_POLL_SECONDS",
     "agent_platform.events.delivery.deliver_due": "WEBHOOKS_POLL_SECONDS",
     "agent_platform.events.delivery.prune_deliveries": "WEBHOOKS_PRUNE_SECONDS",
 }
@@ -152,3 +154,46 @@ def test_every_job_is_registered_with_its_own_interval(tmp_path):
     registered = {job.id: job.trigger.interval.total_seconds() for job in scheduler.get_jobs()}
     expected = {job: intervals[key] for job, key in EXPECTED_JOBS.items()}
     assert registered == expected
+
+
+def test_jobs_run_one_at_a_time_in_utc_and_catch_up_once(tmp_path):
+    app = create_app({"DATABASE_PATH": str(tmp_path / "jobs.db")})
+    for job in build_scheduler(app).get_jobs():
+        assert (job.max_instances, job.coalesce) == (1, True), job.id
+        assert str(job.trigger.timezone) == "UTC"
+
+
+def test_a_job_runs_in_the_app_context_and_a_failure_is_logged(tmp_path, caplog):
+    from flask import current_app
+
+    from agent_platform import scheduler
+    from agent_platform.db import database
+
+    app = create_app({"DATABASE_PATH": str(tmp_path / "jobs.db")})
+    seen = []
+
+    def probe(now=None):
+        seen.append(current_app.config["DATABASE_PATH"])
+        database.connect(reuse_if_open=True)
+        raise RuntimeError("boom")
+
+    wrapped = scheduler._in_app_context(app, probe)
+    with caplog.at_level("ERROR", logger="agent_platform.scheduler"):
+        wrapped()  # as the scheduler calls it: no exception escapes
+    assert seen == [str(tmp_path / "jobs.db")]
+    assert "job probe failed" in caplog.text and "boom" in caplog.text
+    assert database.is_closed()  # its connection is not left open
+    assert wrapped.__name__ == "probe"
+
+
+def test_the_busy_job_warning_is_silenced_and_nothing_else():
+    import logging
+
+    from agent_platform.scheduler import _StillRunning
+
+    def record(message):
+        return logging.LogRecord("apscheduler.scheduler", logging.WARNING, "", 0, message, (), None)
+
+    busy = 'Execution of job "x" skipped: maximum number of running instances reached (1)'
+    assert not _StillRunning().filter(record(busy))
+    assert _StillRunning().filter(record("Run time of job x was missed by 0:00:05"))
