@@ -223,7 +223,8 @@ class Serve:
     def stop(self):
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=30)
+            # gunicorn gives its worker 30 s to finish a send to a hanging receiver.
+            self.process.wait(timeout=60)
 
 
 def parse_time(text):
