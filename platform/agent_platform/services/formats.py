@@ -23,16 +23,36 @@ _HOSTNAME = re.compile(
 )
 
 
+# What people and Meta put between digits: "+1 555-701-4422", "(11) 98765.4321".
+_SEPARATORS = re.compile(r"[\s\-.()\u2010\u2011]")
+
+
 def phone(value, field):
-    """An E.164 number (+ and 7 to 15 digits), else 400 INVALID_PHONE_FORMAT."""
-    if not isinstance(value, str) or not _E164.match(value.strip()):
+    """A phone number as E.164 (+ and 7 to 15 digits), else 400 INVALID_PHONE_FORMAT.
+
+    Accepted as Meta shows them: with spaces, dashes, dots or parentheses
+    ("+1 555-701-4422", its dashboard), or digits without the plus
+    ("15557014422", its webhook payloads), always with the country code;
+    00 for the plus as well. Stored as +15557014422.
+    """
+    normalised = _e164(value) if isinstance(value, str) else None
+    if normalised is None:
         raise ValidationError(
             field,
-            "must be a phone number in E.164 format: + then the country code and "
-            "number, 7 to 15 digits in all, e.g. +5511987654321",
+            "must be a phone number with its country code, e.g. +15557014422, "
+            "+1 555-701-4422 or 15557014422 (7 to 15 digits in all)",
             code="INVALID_PHONE_FORMAT",
         )
-    return value.strip()
+    return normalised
+
+
+def _e164(value):
+    compact = _SEPARATORS.sub("", value)
+    if compact.startswith("00"):
+        compact = "+" + compact[2:]
+    elif compact.isdigit():
+        compact = "+" + compact
+    return compact if _E164.match(compact) else None
 
 
 def email(value, field):
