@@ -295,3 +295,22 @@ def test_credits_run_out_on_telegram_as_on_whatsapp(app, caller, bot_api):
     assert [text for _, text in said(bot_api)] == [GREETING, DELIVERY[1]]  # no second answer
     assert "credit.depleted" in [name for name, _ in events(caller.workspace_id)]
     assert Conversation.get().status == "handoff"
+
+
+def test_a_transfer_rule_hands_off_on_telegram(caller, bot_api):
+    channel = shop(caller, "polling")
+    rule = {
+        "name": "refunds", "match_type": "regex", "pattern": r"reembolso|estorno",
+        "action": "handoff", "message": "Vou chamar alguém do financeiro.",
+    }  # fmt: skip
+    data(caller.post(f"/v1/agents/{channel['agent_id']}/transfer-rules", json=rule), 201)
+    bot_api.push(message_update("quero o REEMBOLSO do pedido 42", message_id=7))
+    polling.poll_updates()
+    replies.run_due_replies()
+    chat_id = str(CUSTOMER["id"])
+    assert said(bot_api)[-1] == (chat_id, "Vou chamar alguém do financeiro.")
+    assert Conversation.get().status == "handoff"
+    started = [
+        data for name, data in events(caller.workspace_id) if name == "agent.handoff_started"
+    ]
+    assert len(started) == 1
