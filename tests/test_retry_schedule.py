@@ -8,7 +8,7 @@ import pytest
 
 from agent_platform.channels import SendError, get_sender, register_sender, unregister_sender
 from agent_platform.channels.fake import FakeSender
-from agent_platform.models import Message
+from agent_platform.models import Event, Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
@@ -69,3 +69,70 @@ def test_the_last_allowed_attempt_fails_the_message_for_good(caller, failing):
         now += timedelta(seconds=delay)
     assert (stored.status, stored.lease_until) == ("failed", None)
     assert sending.send_queued(now=now + timedelta(days=1), max_attempts=3) == 0
+
+
+def test_a_batch_sends_at_most_its_size(caller, failing):
+    chat = setup_chat(caller)
+    for _ in range(3):
+        data(send(caller, chat["conversation"]["id"]), 201)
+    assert sending.send_queued(batch=2) == 2
+    assert len(failing.sent) == 2
+    assert sending.send_queued(batch=2) == 1
+
+
+def test_the_outcome_is_stamped_with_the_jobs_time(caller, failing):
+    chat = setup_chat(caller)
+    sent = data(send(caller, chat["conversation"]["id"]), 201)
+    then = utcnow() - timedelta(days=3)  # a job that ran late, or a test's clock
+    assert sending.send_queued(now=then) == 1
+    stored = Message.get_by_id(sent["id"])
+    assert (stored.sent_at, stored.updated_at) == (then, then)
+    event = Event.get(Event.name == "message.sent")
+    assert event.created_at == then
+
+
+def test_a_retry_keeps_the_messages_updated_time(caller, failing):
+    chat = setup_chat(caller)
+    sent = data(send(caller, chat["conversation"]["id"]), 201)
+    before = Message.get_by_id(sent["id"]).updated_at
+    assert fail_once(failing, utcnow() + timedelta(hours=1)) == 1
+    assert Message.get_by_id(sent["id"]).updated_at == before
+
+
+def test_a_failure_is_stamped_with_the_jobs_time(caller, failing):
+    chat = setup_chat(caller)
+    sent = data(send(caller, chat["conversation"]["id"]), 201)
+    then = utcnow() - timedelta(days=3)
+    failing.fail_next(SendError("131026", "Receiver is incapable", retryable=False))
+    assert sending.send_queued(now=then) == 1
+    stored = Message.get_by_id(sent["id"])
+    assert (stored.status, stored.failed_at, stored.updated_at) == ("failed", then, then)
+    assert Event.get(Event.name == "message.failed").created_at == then
+
+
+class Crashing:
+    def __init__(self, error):
+        self.error = error
+
+    def send(self, channel, message):
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    "error, title",
+    [(RuntimeError("socket closed"), "socket closed"), (RuntimeError(), "RuntimeError")],
+)
+def test_a_crashing_sender_is_a_retryable_error_with_its_reason(
+    caller, failing, caplog, error, title
+):
+    chat = setup_chat(caller)
+    sent = data(send(caller, chat["conversation"]["id"]), 201)
+    register_sender("whatsapp", Crashing(error))
+    assert sending.send_queued() == 1
+    stored = Message.get_by_id(sent["id"])
+    assert (stored.status, stored.error["code"], stored.error["title"]) == (
+        "queued",
+        "SENDER_ERROR",
+        title,
+    )
+    assert f"sender for whatsapp failed on message {sent['id']}" in caplog.text
