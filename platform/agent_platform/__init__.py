@@ -7,8 +7,7 @@ def create_app(config=None, config_path=None):
     """Build the WSGI app. `config` (a dict) overrides every other source."""
     # Imported here, not at the top, so that importing the package (as the
     # gunicorn master does) costs nothing of Flask, peewee or the API.
-    import logging
-
+    from . import logs
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
     from .api.ratelimit import SlidingWindowLimiter
@@ -21,7 +20,7 @@ def create_app(config=None, config_path=None):
     app.config.update(openapi_settings(__version__))
     # Werkzeug enforces this while the body is read (chunked bodies included).
     app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
-    logging.basicConfig(level=app.config["LOG_LEVEL"])
+    logs.configure(app.config)
     init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
     # The keys of stored secrets (none yet on a first start: migrating makes one).
     configure_from(app.config, config_path)

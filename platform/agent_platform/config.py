@@ -30,6 +30,7 @@ DEFAULTS = {
     "LIMITS_MAX_BODY_BYTES": 5 * 1024 * 1024,
     "MAINTENANCE": False,
     "LOG_LEVEL": "INFO",
+    "LOG_FORMAT": "text",
     "PLAN_MAX_AGENTS": None,
     "PLAN_MAX_CHANNELS": None,
     "PLAN_CREDITS": None,

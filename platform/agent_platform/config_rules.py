@@ -88,6 +88,7 @@ def _is_number(value):
 _HOST = re.compile(r"^[A-Za-z0-9.-]{1,253}$")
 _BY_KEY = {
     "LOG_LEVEL": _one_of(LOG_LEVELS),
+    "LOG_FORMAT": _one_of(("text", "json")),
     "WEBHOOKS_FAILURE_POLICY": _one_of(FAILURE_POLICIES),
     "SERVER_PORT": _port,
     "SMTP_PORT": _port,

@@ -50,6 +50,8 @@ def build_scheduler(app):
             "interval",
             seconds=app.config[interval_setting],
             id=f"{func.__module__}.{func.__name__}",
+            # APScheduler logs jobs by name: the function's, not the wrapper's.
+            name=f"{func.__module__.removeprefix('agent_platform.')}.{func.__name__}",
             max_instances=1,
             coalesce=True,
         )

@@ -463,6 +463,14 @@ def record_attempt(claimed, outcome, now, settings):
 
 def _failed(claimed, failures, number, outcome, now, settings):
     """Schedule the next retry, or end the delivery and apply the failure policy."""
+    log.warning(
+        "webhook %s delivery %s (event %s) attempt %s failed: %s",
+        claimed.webhook_id,
+        claimed.id,
+        claimed.event_id,
+        number,
+        outcome.error or f"HTTP {outcome.http_status}",
+    )
     Webhook.update(last_failure_at=now).where(Webhook.id == claimed.webhook_id).execute()
     changes = {
         "attempt_count": number,

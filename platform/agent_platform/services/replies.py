@@ -313,6 +313,10 @@ def _failed_try(job, error, now, retryable, turn=None):
     """Try again later, or after the last try send the fallback."""
     now = now or utcnow()
     schedule = current_app.config["REPLIES_RETRY_SCHEDULE"]
+    log.warning(
+        "reply job %s (conversation %s) attempt %s failed: %s",
+        job.id, job.conversation_id, job.attempts, error,
+    )  # fmt: skip
     if retryable and job.attempts <= len(schedule):
         delay = timedelta(seconds=schedule[job.attempts - 1])
         with transaction():

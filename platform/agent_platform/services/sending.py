@@ -86,6 +86,7 @@ def _record_failure(message_id, error, now, max_attempts):
             return
         message.error = error.as_dict()
         message.metadata = {**message.metadata, **(error.metadata or {})}
+        _log_failure(message, error, max_attempts)
         if error.retryable and message.send_attempts < max_attempts:
             delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
             message.lease_until = now + max(delay, timedelta(seconds=error.retry_after or 0))
@@ -96,6 +97,19 @@ def _record_failure(message_id, error, now, max_attempts):
         message.updated_at = now
         message.save(keep_updated_at=True)
         emit(message.conversation.workspace_id, "message.failed", _rendered(message), now=now)
+
+
+def _log_failure(message, error, max_attempts):
+    final = not error.retryable or message.send_attempts >= max_attempts
+    log.warning(
+        "message %s (conversation %s, channel %s) %s: %s %s",
+        message.id,
+        message.conversation_id,
+        message.channel_id,
+        "failed" if final else f"not sent, attempt {message.send_attempts} of {max_attempts}",
+        error.code,
+        error.title,
+    )
 
 
 @scheduler.job("MESSAGES_SEND_POLL_SECONDS")

@@ -206,6 +206,10 @@ def _finish(task):
 
 def _failed(task, error, now):
     final = isinstance(error, TooLarge) or error.code == "MEDIA_HOST_NOT_ALLOWED"
+    log.warning(
+        "whatsapp %s of message %s (channel %s) attempt %s failed: %s %s",
+        task.kind, task.message_id, task.channel_id, task.attempts, error.code, error.title,
+    )  # fmt: skip
     with transaction():
         if not final and task.attempts < MAX_ATTEMPTS:
             delay = RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]

@@ -1,0 +1,93 @@
+"""What fails is logged with its ids and reason; job names are readable; the
+JSON format writes one object per line."""
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_platform import create_app
+from agent_platform.channels import SendError, get_sender, register_sender, unregister_sender
+from agent_platform.channels.fake import FakeSender
+from agent_platform.events import delivery
+from agent_platform.scheduler import build_scheduler
+from agent_platform.services import sending
+from conversations_helpers import data, send, setup_chat
+from webhooks_helpers import Receiver, Reply, raise_event, register
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [],
+    }
+
+
+@pytest.fixture
+def failing_sender(app):
+    real = get_sender("whatsapp")
+    sender = FakeSender()
+    register_sender("whatsapp", sender)
+    yield sender
+    unregister_sender("whatsapp")
+    if real is not None:
+        register_sender("whatsapp", real)
+
+
+def test_a_failed_message_is_logged_with_its_ids_and_reason(caller, failing_sender, caplog):
+    chat = setup_chat(caller)
+    message = data(send(caller, chat["conversation"]["id"]), 201)
+    failing_sender.fail_next(SendError("131026", "Receiver is incapable"))
+    with caplog.at_level(logging.WARNING, logger="agent_platform.sending"):
+        sending.send_queued()
+    line = caplog.records[-1].getMessage()
+    assert message["id"] in line and chat["conversation"]["id"] in line
+    assert chat["channel"]["id"] in line
+    assert "failed: 131026 Receiver is incapable" in line
+
+
+def test_a_failed_webhook_attempt_is_logged_with_its_ids(caller, caplog):
+    receiver = Receiver(default=Reply(status=503))
+    try:
+        hook = register(caller, receiver.url)
+        event = raise_event(caller.workspace_id)
+        with caplog.at_level(logging.WARNING, logger="agent_platform.webhooks"):
+            delivery.deliver_due()
+    finally:
+        receiver.close()
+    [line] = [r.getMessage() for r in caplog.records if "attempt 1 failed" in r.getMessage()]
+    assert hook["id"] in line and event.id in line and "HTTP 503" in line
+
+
+def test_jobs_are_named_after_their_functions(tmp_path):
+    app = create_app({"DATABASE_PATH": str(tmp_path / "jobs.db")})
+    names = {job.name for job in build_scheduler(app).get_jobs()}
+    assert "services.sending.send_queued_job" in names
+    assert not [name for name in names if "<locals>" in name or "_in_app_context" in name]
+
+
+def test_the_json_format_writes_one_object_per_line(tmp_path):
+    code = (
+        "import logging; from agent_platform import create_app;"
+        f"create_app({{'DATABASE_PATH': {str(tmp_path / 'j.db')!r}, 'LOG_FORMAT': 'json'}});"
+        "logging.getLogger('agent_platform.test').warning('message %s failed', 'm-1');"
+        "\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
+        "    logging.getLogger('agent_platform.test').exception('boom')"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={"PYTHONPATH": str(ROOT / "platform"), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    lines = [json.loads(line) for line in result.stderr.splitlines()]
+    assert [(line["level"], line["logger"], line["message"]) for line in lines] == [
+        ("WARNING", "agent_platform.test", "message m-1 failed"),
+        ("ERROR", "agent_platform.test", "boom"),
+    ]
+    assert lines[0]["time"].endswith("Z") and "ZeroDivisionError" in lines[1]["exception"]
