@@ -10,8 +10,10 @@ import marshmallow as ma
 from flask import request
 from flask_smorest import Blueprint
 from marshmallow import fields
-from webargs.flaskparser import FlaskParser
+from webargs.flaskparser import FlaskParser, is_json_request
 
+from .. import safejson
+from ..errors import ApiError, ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
@@ -55,6 +57,27 @@ class ApiParser(FlaskParser):
                     self._loaded_queries.clear()
                 self._loaded_queries[key] = loaded
         return dict(loaded)
+
+    def load_json(self, req, schema):
+        # Without these a body-taking operation given nothing, a form or text
+        # would load {} and succeed as a silent no-op.
+        if not req.get_data(cache=True):
+            raise ValidationError("body", "is required: send a JSON object")
+        if not is_json_request(req):
+            raise ApiError(
+                "Send the body as JSON, with Content-Type: application/json.",
+                code="UNSUPPORTED_MEDIA_TYPE",
+                status=415,
+            )
+        return super().load_json(req, schema)
+
+    def load_json_or_form(self, req, schema):
+        if is_json_request(req):
+            return self.load_json(req, schema)
+        return self.load_form(req, schema)
+
+    def _raw_load_json(self, req):
+        return safejson.loads(req.get_data(cache=True))
 
     def load_querystring(self, req, schema):
         # webargs wraps the arguments in a proxy that looks for the schema's

@@ -15,6 +15,9 @@ from .schemas.common import Bare, BareSchema
 from .schemas.rendered import RenderedSchema
 
 MAX_LIMIT = 100
+# Beyond it a page's offset is past any real listing; the bound keeps the
+# offset well inside SQLite's 64-bit integers.
+MAX_PAGE = 1_000_000
 DEFAULT_LIMIT = 20
 
 
@@ -29,8 +32,8 @@ class ListQuery(ma.Schema):
 
     page = fields.Integer(
         load_default=1,
-        validate=validate.Range(min=1),
-        metadata={"description": "Page number, from 1"},
+        validate=validate.Range(min=1, max=MAX_PAGE),
+        metadata={"description": f"Page number, 1 to {MAX_PAGE}"},
     )
     limit = fields.Integer(
         validate=validate.Range(min=1, max=MAX_LIMIT),

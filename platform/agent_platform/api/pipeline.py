@@ -76,11 +76,20 @@ def view_method(endpoint=None, method=None):
     view_class = getattr(view, "view_class", None)
     if view_class is None:
         return view
-    return getattr(view_class, (method or request.method).lower(), None)
+    name = (method or request.method).lower()
+    # Flask answers HEAD with the GET view (the body dropped): the same
+    # operation, so the same key and scope.
+    if name == "head" and not hasattr(view_class, "head"):
+        name = "get"
+    return getattr(view_class, name, None)
 
 
 def is_public(endpoint, method):
     if endpoint is None or endpoint.split(".")[0] in _PUBLIC_BLUEPRINTS or endpoint == "static":
+        return True
+    if method == "OPTIONS":
+        # Flask answers it itself with the Allow header and an empty body:
+        # nothing of the workspace is read, and CORS preflights carry no key.
         return True
     handler = view_method(endpoint, method)
     return handler is None or getattr(handler, "_public", False)

@@ -4,7 +4,7 @@ from marshmallow import fields, validate
 from ...models.context import ROLES
 from ...services.agents import MODEL_PROVIDERS, TONES, WORKFLOW_TYPES
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import BoundedDate, UtcDateTime
 
 LANGUAGE_DOC = "A BCP 47 language tag (en, pt-BR, zh-Hant-TW), stored in canonical case"
 
@@ -149,11 +149,11 @@ class SuccessSchema(ma.Schema):
 
 
 class CreditsQuery(ma.Schema):
-    date_from = fields.Date(
+    date_from = BoundedDate(
         data_key="from",
         metadata={"description": "First day (YYYY-MM-DD, UTC); default the 1st of the month"},
     )
-    date_to = fields.Date(
+    date_to = BoundedDate(
         data_key="to",
         metadata={"description": "Last day, included; default the last day of the month"},
     )

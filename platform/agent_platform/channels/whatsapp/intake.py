@@ -18,11 +18,11 @@ job in `tasks`. The POST is answered only after the COMMIT.
 
 import dataclasses
 import hmac
-import json
 import logging
 import re
 import threading
 
+from ... import safejson
 from ...db import transaction
 from ...errors import Forbidden, NotFound, RateLimited, Unauthorized, ValidationError
 from ...events import emit
@@ -85,7 +85,7 @@ def receive(channel_id, body, signature, bound=None, now=None):
     if bound is not None:
         _check_bound(bound(channel.id))
     try:
-        payload = json.loads(body)
+        payload = safejson.loads(body)
     except ValueError:
         raise ValidationError("body", "is not a JSON document") from None
     return store(channel, parse(payload, channel.settings.get("phone_number_id")), now)
