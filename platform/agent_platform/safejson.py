@@ -49,23 +49,19 @@ def check_depth(text):
 def _refuse_surrogates(value, path):
     if isinstance(value, str):
         if _SURROGATE.search(value):
-            _raise_surrogate(path)
+            _raise_surrogate(path, "contains")
     elif isinstance(value, dict):
         for key, item in value.items():
             if _SURROGATE.search(key):
-                _raise_surrogate(path + (_printable(key),))
+                _raise_surrogate(path, "has a key with")
             _refuse_surrogates(item, path + (key,))
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _refuse_surrogates(item, path + (str(index),))
 
 
-def _raise_surrogate(path):
-    field = ".".join(path) or "body"
+def _raise_surrogate(path, where):
     raise ValidationError(
-        field, "contains a lone UTF-16 surrogate (\\ud800-\\udfff), which is not a character"
+        ".".join(path) or "body",
+        f"{where} a lone UTF-16 surrogate (\\ud800-\\udfff), which is not a character",
     )
-
-
-def _printable(key):
-    return _SURROGATE.sub("?", key)
