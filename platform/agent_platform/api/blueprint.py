@@ -18,6 +18,8 @@ from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
 
+# Where a request body is parsed (webargs' names).
+BODY_LOCATIONS = ("json", "json_or_form")
 # Errors any authenticated operation can answer, documented on every one.
 AUTH_ERRORS = (401, 403, 413, 429, 500)
 # The "scope" of operations any valid key may call (GET /v1/me).
@@ -135,7 +137,12 @@ class ApiBlueprint(Blueprint):
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
         instance = schema() if isinstance(schema, type) else schema
-        return super().arguments(instance, **kwargs)
+        parse = super().arguments(instance, **kwargs)
+        if kwargs.get("location", "json") not in BODY_LOCATIONS:
+            return parse
+        # A body-taking operation refuses a missing or malformed body (400)
+        # and one that is not JSON (415); see ApiParser.load_json.
+        return lambda func: self.errors(400, 415)(parse(func))
 
     @staticmethod
     def _prepare_response_content(data):

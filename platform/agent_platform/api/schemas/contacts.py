@@ -47,9 +47,14 @@ class ContactCreateSchema(ma.Schema):
     name = fields.String(validate=validate.Length(max=200))
     phone = fields.String(
         allow_none=True,
-        metadata={"description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)"},
+        metadata={
+            "description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)",
+            "pattern": r"^\+[1-9][0-9]{6,14}$",
+        },
     )
-    email = fields.String(allow_none=True, validate=validate.Length(max=254))
+    email = fields.String(
+        allow_none=True, validate=validate.Length(max=254), metadata={"format": "email"}
+    )
     custom_fields = fields.Dict(
         keys=fields.String(), allow_none=True, metadata={"description": CUSTOM_FIELDS_DOC}
     )
