@@ -240,3 +240,20 @@ def test_a_body_that_is_not_json_is_415(caller):
     )
     assert_error(response, 415, "UNSUPPORTED_MEDIA_TYPE", "application/json")
     assert data(caller.get(f"/v1/agents/{agent_id}"))["name"] == "Ana"
+
+
+def test_a_patch_keeps_the_required_fields_of_nested_objects(caller):
+    contact = data(caller.post("/v1/contacts", json={"name": "Bia"}), 201)
+    path = f"/v1/contacts/{contact['id']}"
+    response = caller.patch(path, json={"identities": [{"external_id": "5511911112222"}]})
+    assert_error(response, 400, "MISSING_REQUIRED_FIELD", "identities.0.type")
+    assert data(caller.get(path))["identities"] == []
+
+
+def test_an_operation_whose_body_is_optional_takes_none(client, caller):
+    conversation_id = seed_workspace(client, caller.key)["conversation_id"]
+    response = caller.post(f"/v1/chats/{conversation_id}/handoff")
+    assert data(response)["status"] == "handoff"
+    document = client.get("/openapi.json").get_json()
+    operation = document["paths"]["/v1/chats/{conversation_id}/handoff"]["post"]
+    assert operation["requestBody"]["required"] is False

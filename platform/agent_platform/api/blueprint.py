@@ -10,6 +10,7 @@ import marshmallow as ma
 from flask import request
 from flask_smorest import Blueprint
 from marshmallow import fields
+from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from .. import safejson
@@ -64,6 +65,8 @@ class ApiParser(FlaskParser):
         # Without these a body-taking operation given nothing, a form or text
         # would load {} and succeed as a silent no-op.
         if not req.get_data(cache=True):
+            if getattr(schema, "body_optional", False):
+                return core.missing
             raise ValidationError("body", "is required: send a JSON object")
         if not is_json_request(req):
             raise ApiError(
@@ -137,6 +140,9 @@ class ApiBlueprint(Blueprint):
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
         instance = schema() if isinstance(schema, type) else schema
+        # required=False (flask-smorest's flag for an optional requestBody)
+        # lets the parser take no body at all.
+        instance.body_optional = not kwargs.get("required", True)
         parse = super().arguments(instance, **kwargs)
         if kwargs.get("location", "json") not in BODY_LOCATIONS:
             return parse

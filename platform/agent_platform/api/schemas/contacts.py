@@ -70,7 +70,8 @@ class ContactUpdateSchema(ContactCreateSchema):
     """Every field optional (PATCH); custom_fields are merged by name."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class ContactListQuery(ListQuery):
