@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench clean mutate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,3 +30,17 @@ format: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Mutation testing of the core modules (docs/testing.md): slow, so neither in
+# `make test` nor in CI. mutmut names modules after a src/ root, so it runs on
+# a copy of the tree in build/mutate whose source root is src/.
+MUTATE := build/mutate
+mutate: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[mutate]'
+	rm -rf $(MUTATE) && mkdir -p $(MUTATE)
+	cp -r platform $(MUTATE)/src
+	cp -r tests bench migrations app.py config.example.toml README.md $(MUTATE)/
+	[ ! -d docs ] || cp -r docs $(MUTATE)/
+	sed 's/^pythonpath = \["platform", "."\]/pythonpath = ["src", "."]/' pyproject.toml > $(MUTATE)/pyproject.toml
+	cd $(MUTATE) && $(CURDIR)/$(BIN)/mutmut run --max-children 2 || true
+	cd $(MUTATE) && $(CURDIR)/$(BIN)/python $(CURDIR)/tests/mutation_score.py

@@ -12,5 +12,6 @@ if __name__ == "__main__":
     main(["serve", *sys.argv[1:]])
 else:
     from agent_platform import create_app
+    from agent_platform.server import serving_app
 
-    app = create_app()
+    app = serving_app(create_app())

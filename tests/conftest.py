@@ -18,6 +18,7 @@ def settings(tmp_path):
 # port; tests that talk to a stand-in set their own.
 OFFLINE = {
     "WHATSAPP_GRAPH_API_BASE": "http://127.0.0.1:9/unreachable",
+    "TELEGRAM_API_BASE": "http://127.0.0.1:9/unreachable",
     "REPLIES_OPENAI_BASE_URL": "http://127.0.0.1:9/unreachable",
 }
 

@@ -239,7 +239,8 @@ def test_delete_detaches_channels_and_keeps_history(caller):
         ("GET", "/credits"),
         ("GET", "/trainings"),
     ):
-        response = caller.request(method, f"/v1/agents/{agent}{path}", json={})
+        body = {"name": "x"} if method == "PATCH" else {}
+        response = caller.request(method, f"/v1/agents/{agent}{path}", json=body)
         assert_error(response, 404, "AGENT_NOT_FOUND")
     assert caller.get("/v1/agents").get_json()["data"] == []
     # The default slot is free again.

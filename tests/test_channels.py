@@ -195,7 +195,8 @@ def test_a_deleted_channel_is_gone_and_frees_its_name(caller):
         ("POST", "/disconnect"),
         ("GET", "/qrcode"),
     ):
-        response = caller.request(method, f"/v1/channels/{channel['id']}{path}", json={})
+        body = {"name": "x"} if method == "PATCH" else {}
+        response = caller.request(method, f"/v1/channels/{channel['id']}{path}", json=body)
         assert_error(response, 404, "CHANNEL_NOT_FOUND", channel["id"])
     assert data(caller.get("/v1/channels")) == []
     make_channel(caller, name="Sales")

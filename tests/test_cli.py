@@ -94,7 +94,7 @@ def test_config_option_on_every_command(tmp_path):
     assert (tmp_path / "from-file.db").exists()
     config.write_text("[database]\npaht = 'x'\n")
     result = CliRunner().invoke(main, ["migrate", "--config", str(config)])
-    assert result.exit_code != 0 and "DATABASE_PAHT" in result.output
+    assert result.exit_code == 2 and "database.paht" in result.output
 
 
 def free_port():

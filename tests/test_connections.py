@@ -12,7 +12,8 @@ def test_a_request_keeps_its_threads_connection_outside_any_transaction(caller):
     assert caller.get("/v1/me").status_code == 200
     connection = database.connection()
     assert not connection.in_transaction
-    assert caller.post("/v1/custom-fields", json={"name": "A", "field_type": "text"}).status_code
+    created = caller.post("/v1/custom-fields", json={"name": "A", "field_type": "text"})
+    assert created.status_code == 201, created.get_json()
     assert database.connection() is connection and not connection.in_transaction
 
 

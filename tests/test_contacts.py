@@ -6,6 +6,7 @@ import pytest
 from agent_platform.models import Conversation, Message
 from conftest import assert_error
 from conversations_helpers import (
+    WA_SETTINGS,
     data,
     events,
     inbound,
@@ -355,7 +356,7 @@ def test_failed_writes_raise_no_event(caller):
 
 
 def test_delete_erases_the_contact_and_its_conversations(caller):
-    channel = make_channel(caller)
+    channel = make_channel(caller, settings=WA_SETTINGS)
     contact = make_contact(
         caller,
         phone="+5511987654321",

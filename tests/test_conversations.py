@@ -8,6 +8,7 @@ import pytest
 from agent_platform.models.base import utcnow
 from conftest import assert_error
 from conversations_helpers import (
+    WA_SETTINGS,
     data,
     event_names,
     events,
@@ -212,7 +213,7 @@ def test_transfer_to_another_agent(caller, other):
 def test_listing_filters(caller):
     agent_a = make_agent(caller, name="A")
     agent_b = make_agent(caller, name="B")
-    wa = make_channel(caller, agent_id=agent_a)
+    wa = make_channel(caller, settings=WA_SETTINGS, agent_id=agent_a)
     tg = make_channel(caller, name="TG", type="telegram", agent_id=agent_b)
     ana = make_contact(caller, name="Ana")
     bia = make_contact(caller, name="Bia")
@@ -253,7 +254,7 @@ def test_listing_filters(caller):
 
 
 def test_a_message_moves_its_conversation_up(caller):
-    channel = make_channel(caller)
+    channel = make_channel(caller, settings=WA_SETTINGS)
     first = make_conversation(caller, make_contact(caller, name="A")["id"], channel["id"])
     second = make_conversation(caller, make_contact(caller, name="B")["id"], channel["id"])
     listed = [c["id"] for c in data(caller.get("/v1/conversations"))]

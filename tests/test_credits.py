@@ -63,7 +63,12 @@ def test_one_bound_takes_the_month_of_the_other(caller, agent):
 
 def test_a_whole_year_is_allowed(caller, agent):
     path = f"/v1/agents/{agent}/credits?from=2024-01-01&to=2024-12-31"  # 366 days
-    assert caller.get(path).status_code == 200
+    response = caller.get(path)
+    assert response.status_code == 200, response.get_json()
+    body = response.get_json()["data"]
+    assert body["period_start"] == "2024-01-01T00:00:00.000000Z"
+    assert body["period_end"] == "2024-12-31T23:59:59.999999Z"
+    assert (body["total_credits"], body["breakdown"]) == (0, [])
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,20 @@ every event name, every setting (config.example.toml is checked by test_config).
 import re
 from pathlib import Path
 
+import agent_platform
 from agent_platform.events.catalog import EVENTS
 from agent_platform.scopes import SCOPES
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
+# The README and the docs/ pages it links to (the split is under way).
+README = "\n".join(
+    path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+)
 
 
 def raised_error_codes():
     codes = set()
-    for path in (ROOT / "platform" / "agent_platform").rglob("*.py"):
+    for path in Path(agent_platform.__file__).parent.rglob("*.py"):
         codes.update(re.findall(r'\bcode\s*=\s*"([A-Z][A-Z0-9_]+)"', path.read_text()))
     return codes
 

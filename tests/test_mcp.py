@@ -54,7 +54,7 @@ def register(caller, url, **values):
 def test_register_hides_header_values(caller):
     server = register(
         caller,
-        "https://tools.example/mcp",
+        "https://203.0.113.7/mcp",
         headers={"Authorization": "Bearer s3cret", "X-Team": "a"},
     )
     assert server["header_names"] == ["Authorization", "X-Team"]
@@ -69,7 +69,7 @@ def test_register_hides_header_values(caller):
 
 
 def test_update_and_delete(caller):
-    server = register(caller, "https://tools.example/mcp", headers={"X-A": "1"})
+    server = register(caller, "https://203.0.113.7/mcp", headers={"X-A": "1"})
     path = f"/v1/mcp-servers/{server['id']}"
     changed = caller.patch(path, json={"name": "CRM", "is_active": False, "headers": {"X-B": "2"}})
     assert changed.status_code == 200
@@ -259,7 +259,7 @@ def test_deleting_a_server_removes_its_tools_from_agents(caller, mcp_server):
 
 
 def test_another_workspace_sees_nothing(caller, other):
-    server = register(caller, "https://tools.example/mcp")
+    server = register(caller, "https://203.0.113.7/mcp")
     for method, path in (
         ("GET", ""),
         ("PATCH", ""),
@@ -267,7 +267,8 @@ def test_another_workspace_sees_nothing(caller, other):
         ("POST", "/sync"),
         ("GET", "/tools"),
     ):
-        response = other.request(method, f"/v1/mcp-servers/{server['id']}{path}", json={})
+        body = {"name": "x"} if method == "PATCH" else {}
+        response = other.request(method, f"/v1/mcp-servers/{server['id']}{path}", json=body)
         assert_error(response, 404, "MCP_SERVER_NOT_FOUND")
     assert other.get("/v1/mcp-servers").get_json()["data"] == []
     assert_error(caller.get("/v1/mcp-servers/not-a-uuid"), 404, "MCP_SERVER_NOT_FOUND")
@@ -276,7 +277,7 @@ def test_another_workspace_sees_nothing(caller, other):
 def test_scopes(make_caller):
     reader = make_caller(scopes=["mcp:read", "agents:write"])
     writer = make_caller(scopes=["mcp:write"], workspace_id=reader.workspace_id)
-    server = register(writer, "https://tools.example/mcp")
+    server = register(writer, "https://203.0.113.7/mcp")
     agent = reader.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
     body = {"name": "x", "url": "https://x.example/"}
     assert_error(reader.post("/v1/mcp-servers", json=body), 403, "INSUFFICIENT_SCOPE", "mcp:write")
@@ -295,8 +296,25 @@ class TestPrivateAddressesRefusedByDefault:
     def settings(self, tmp_path):
         return {"DATABASE_PATH": str(tmp_path / "test.db")}
 
-    def test_sync_refuses_a_loopback_server(self, caller, mcp_server):
-        server = register(caller, mcp_server.url)
+    def test_a_loopback_server_is_refused_when_written(self, caller, mcp_server):
+        body = {"name": "Tools", "url": mcp_server.url}
+        error = assert_error(caller.post("/v1/mcp-servers", json=body), 400, "VALIDATION_ERROR")
+        assert error["message"].startswith("url: refused: port")
+        assert "set mcp.allow_private_urls" in error["message"]
+        assert "AGENT_PLATFORM_MCP_ALLOW_PRIVATE_URLS" in error["message"]
+        assert McpServer.select().count() == 0
+
+    def test_an_update_to_a_private_address_is_refused(self, caller):
+        server = register(caller, "https://8.8.8.8/mcp")
+        path = f"/v1/mcp-servers/{server['id']}"
+        refused = caller.patch(path, json={"url": "https://10.0.0.5/mcp"})
+        assert_error(refused, 400, "VALIDATION_ERROR", "a private address")
+        assert McpServer.get_by_id(server["id"]).url == "https://8.8.8.8/mcp"
+
+    def test_sync_refuses_a_loopback_server_stored_before(self, caller, mcp_server):
+        # Stored before URLs were checked when written (or the name now resolves there).
+        server = register(caller, "https://8.8.8.8/mcp")
+        McpServer.update(url=mcp_server.url).execute()
         response = caller.post(f"/v1/mcp-servers/{server['id']}/sync")
         assert_error(response, 502, "MCP_SYNC_FAILED", "refused")
-        assert "refused" in McpServer.get_by_id(server["id"]).last_sync_error
+        assert "mcp.allow_private_urls" in McpServer.get_by_id(server["id"]).last_sync_error

@@ -172,7 +172,7 @@ def test_edit_keeps_the_history(caller, chat):
     assert [h["text"] for h in again["edit_history"]] == ["Helo", "Hello"]
     assert data(caller.patch(path, json={"text": "Hello!"})) == again  # no change, no entry
     assert_error(caller.patch(path, json={"caption": "x"}), 400, "VALIDATION_ERROR", "caption")
-    assert_error(caller.patch(path, json={}), 400, "VALIDATION_ERROR", "text")
+    assert_error(caller.patch(path, json={}), 400, "VALIDATION_ERROR", "body")
     assert_error(caller.patch(path, json={"text": "a", "caption": "b"}), 400, "VALIDATION_ERROR")
 
 

@@ -17,6 +17,7 @@ from agent_platform.channels.fake import FakeSender
 from agent_platform.models import Channel, Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import inbound, sending
+from conftest import assert_error
 from conversations_helpers import data, events, send, setup_chat
 
 
@@ -52,11 +53,24 @@ def message_events(caller):
     ]
 
 
-def test_without_a_sender_messages_stay_queued(caller, chat):
-    message = data(send(caller, chat["conversation"]["id"]), 201)
-    assert sending.send_queued() == 0
-    assert data(caller.get(f"/v1/messages/{message['id']}"))["status"] == "queued"
+def test_without_a_sender_a_message_is_refused_when_posted(caller, chat):
+    conversation_id = chat["conversation"]["id"]
+    assert_error(
+        send(caller, conversation_id), 409, "CHANNEL_CANNOT_SEND", "type whatsapp cannot send"
+    )
+    assert data(caller.get(f"/v1/conversations/{conversation_id}/messages")) == []
     assert message_events(caller) == []
+
+
+def test_a_queued_message_whose_sender_went_away_fails_with_the_reason(caller, chat, fake):
+    message = data(send(caller, chat["conversation"]["id"]), 201)
+    unregister_sender("whatsapp")
+    assert sending.send_queued() == 1
+    failed = data(caller.get(f"/v1/messages/{message['id']}"))
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "CHANNEL_CANNOT_SEND")
+    assert "type whatsapp cannot send" in failed["error"]["title"]
+    assert message_events(caller) == [("message.failed", message["id"], "failed")]
+    assert sending.send_queued() == 0  # nothing left queued
 
 
 def test_a_sender_sends_the_queue_once(caller, chat, fake):
@@ -78,19 +92,7 @@ def test_a_sender_sends_the_queue_once(caller, chat, fake):
     assert events(caller.workspace_id, "message.sent")[0][1] == sent
 
 
-def test_only_channel_types_with_a_sender_are_sent(caller, chat, fake):
-    unregister_sender("whatsapp")
-    register_sender("telegram", fake)
-    try:
-        data(send(caller, chat["conversation"]["id"]), 201)
-        assert sending.send_queued() == 0
-        assert fake.sent == []
-    finally:
-        unregister_sender("telegram")
-
-
 def test_a_claimed_message_is_not_claimed_again_while_leased(caller, chat):
-    message = data(send(caller, chat["conversation"]["id"]), 201)
     now = utcnow()
     nested = []
 
@@ -102,6 +104,7 @@ def test_a_claimed_message_is_not_claimed_again_while_leased(caller, chat):
 
     sender = ReentrantSender()
     register_sender("whatsapp", sender)
+    message = data(send(caller, chat["conversation"]["id"]), 201)
     try:
         assert sending.send_queued(now=now) == 1
     finally:
@@ -150,6 +153,16 @@ def test_a_retry_that_succeeds_clears_the_error(caller, chat, fake):
     sending.send_queued(now=now + timedelta(seconds=5))
     sent = data(caller.get(f"/v1/messages/{message['id']}"))
     assert (sent["status"], sent["error"]) == ("sent", None)
+
+
+def test_the_networks_retry_after_is_honoured(caller, chat, fake):
+    message = data(send(caller, chat["conversation"]["id"]), 201)
+    now = utcnow()
+    fake.fail_next(SendError("429", "Too Many Requests", retryable=True, retry_after=42))
+    sending.send_queued(now=now)
+    assert sending.send_queued(now=now + timedelta(seconds=41)) == 0  # not after 5 s
+    assert sending.send_queued(now=now + timedelta(seconds=42)) == 1
+    assert Message.get_by_id(message["id"]).status == "sent"
 
 
 def test_a_crashing_sender_does_not_stop_the_others(caller, chat, fake, caplog):

@@ -50,6 +50,21 @@ def test_keys_are_counted_apart_and_idle_ones_evicted():
     assert len(limiter) == 1  # every idle key is gone
 
 
+def test_an_allowed_request_has_nothing_to_wait_for():
+    limiter = SlidingWindowLimiter(1, 60, clock=Clock())
+    assert limiter.hit("k").retry_after == 0
+
+
+def test_a_key_whose_last_request_just_left_the_window_is_evicted():
+    # Exactly `window` seconds old is outside, as for the count itself.
+    clock = Clock()
+    limiter = SlidingWindowLimiter(2, 60, clock=clock)
+    limiter.hit("old")
+    clock.now += 60
+    limiter.hit("new")
+    assert len(limiter) == 1
+
+
 def test_remaining_and_reset():
     clock = Clock(1000.0)
     limiter = SlidingWindowLimiter(5, 60, clock=clock)

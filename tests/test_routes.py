@@ -60,12 +60,19 @@ def test_openapi_documents_scope_and_errors_of_every_operation(client, app):
                 assert "400" in operation["responses"] or "404" in operation["responses"], (
                     f"{method} {path}"
                 )
-    routed = sum(
-        1
-        for rule, _ in operations(app)
+    routed = {
+        (method.lower(), re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule))
+        for rule, method in operations(app)
         if not rule.rule.startswith(("/docs", "/openapi", "/static"))
-    )
-    assert documented >= routed - 1  # everything routed is documented
+    }
+    in_document = {
+        (method, path)
+        for path, item in spec["paths"].items()
+        for method in item
+        if method in {m.lower() for m in METHODS}
+    }
+    assert sorted(routed - in_document) == []  # every route is documented
+    assert documented == len(in_document)
 
 
 def test_without_a_key_every_protected_operation_is_401(client, app):
@@ -89,14 +96,55 @@ def test_a_key_without_scopes_is_403_everywhere(app, make_caller):
         assert_error(response, 403, "INSUFFICIENT_SCOPE", scope)
 
 
-def test_unknown_ids_are_404_in_the_shared_shape(app, caller):
+# The resource each path's first id names, and the code of its 404.
+NOT_FOUND_BY_PARAMETER = {
+    "agent_id": "AGENT_NOT_FOUND",
+    "channel_id": "CHANNEL_NOT_FOUND",
+    "contact_id": "CONTACT_NOT_FOUND",
+    "conversation_id": "CONVERSATION_NOT_FOUND",
+    "field_id": "CUSTOM_FIELD_NOT_FOUND",
+    "message_id": "MESSAGE_NOT_FOUND",
+    "server_id": "MCP_SERVER_NOT_FOUND",
+    "training_id": "TRAINING_NOT_FOUND",
+    "webhook_id": "WEBHOOK_NOT_FOUND",
+}
+# Operations whose body is checked before the id: an empty body is a 400.
+BODY_BEFORE_ID = {
+    ("POST", "/v1/agents/<agent_id>/context"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/agents/<agent_id>/idle-actions"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/agents/<agent_id>/intentions"): "MISSING_REQUIRED_FIELD",
+    ("PUT", "/v1/agents/<agent_id>/tools"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/agents/<agent_id>/trainings"): "MISSING_REQUIRED_FIELD",
+    ("GET", "/v1/agents/<agent_id>/trainings/search"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/agents/<agent_id>/transfer-rules"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/channels/<channel_id>/connect"): "MISSING_REQUIRED_FIELD",
+    ("PUT", "/v1/chats/<conversation_id>/messages/<message_id>"): "VALIDATION_ERROR",
+    ("POST", "/v1/conversations/<conversation_id>/assign"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/conversations/<conversation_id>/transfer"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/webhooks/<webhook_id>/recover"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/workspace/<workspaceId>/agents"): "MISSING_REQUIRED_FIELD",
+}
+
+
+def expected_for_unknown_id(method, rule):
+    if method == "PATCH":
+        return 400, "VALIDATION_ERROR"  # {} changes nothing, whatever the id
+    if (method, rule) in BODY_BEFORE_ID:
+        return 400, BODY_BEFORE_ID[method, rule]
+    first = re.search(r"<(?:[^:<>]+:)?([^<>]+)>", rule).group(1)
+    return 404, NOT_FOUND_BY_PARAMETER[first]
+
+
+def test_unknown_ids_are_404_with_their_resources_code(app, caller):
+    seen = set()
     for rule, method in operations(app):
         if PUBLIC_PATHS.match(rule.rule) or "<" not in rule.rule:
             continue
+        seen.add((method, rule.rule))
+        status, code = expected_for_unknown_id(method, rule.rule)
         response = caller.request(method, concrete(rule, caller.workspace_id), json={})
-        assert response.status_code in (400, 404), f"{method} {rule.rule}: {response.status_code}"
-        body = response.get_json()
-        assert set(body["error"]) == {"code", "message", "status"}
+        assert_error(response, status, code)
+    assert set(BODY_BEFORE_ID) <= seen  # the table names only real operations
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -110,7 +110,7 @@ def test_listings_are_paginated_filtered_and_sorted(caller, shop):
          "MISSING_REQUIRED_FIELD", "keywords"),
         ("transfer-rules", {"name": "x", "match_type": "regex", "pattern": "(unclosed",
                             "action": "handoff"}, "VALIDATION_ERROR", "pattern"),
-        ("transfer-rules", {"name": "x", "match_type": "regex", "pattern": r"(\w+\s?)+$",
+        ("transfer-rules", {"name": "x", "match_type": "regex", "pattern": r"order(?=#)",
                             "action": "handoff"}, "VALIDATION_ERROR", "pattern"),
         ("transfer-rules", {"name": "x", "match_type": "keywords", "keywords": ["a"],
                             "action": "transfer"}, "MISSING_REQUIRED_FIELD", "target_agent_id"),

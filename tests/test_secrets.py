@@ -26,7 +26,7 @@ from graph_stub import GraphStub
 from webhooks_helpers import Receiver, raise_event, register
 
 ROOT = Path(__file__).resolve().parents[1]
-TELEGRAM = {"bot_token": "123456:telegram-bot-token-value-xyz", "secret_token": "tg-secret-abc"}
+TELEGRAM = {"bot_token": "1234567:telegram-bot-token-value-xyz-0123", "secret_token": "tg-abc"}
 EMAIL = {"smtp_password": "smtp-pass-value-1", "imap_password": "imap-pass-value-2"}
 MODEL_KEY = "sk-model-api-key-value-0123456789"
 MCP_TOKEN = "Bearer mcp-bearer-token-value"

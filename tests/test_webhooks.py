@@ -324,7 +324,8 @@ def test_other_workspaces_see_nothing(caller, other, hook):
         ("POST", f"{base}/deliveries/{rows[0]['id']}/redeliver"),
         ("POST", base + "/recover?since=2020-01-01T00:00:00Z"),
     ]:
-        response = other.request(method, path, json={} if method == "PATCH" else None)
+        body = {"is_active": False} if method == "PATCH" else None
+        response = other.request(method, path, json=body)
         assert_error(response, 404, "WEBHOOK_NOT_FOUND")
     assert other.get("/v1/webhooks").get_json()["data"] == []
     assert caller.get(base).status_code == 200

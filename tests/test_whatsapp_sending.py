@@ -208,10 +208,24 @@ def test_an_answer_without_message_id_is_retried(caller, conversation, graph):
     assert Message.get_by_id(message["id"]).error["code"] == "INVALID_RESPONSE"
 
 
-def test_a_channel_without_credentials_fails_its_messages(caller, graph):
+def test_a_channel_without_credentials_refuses_messages(caller, graph):
     channel = make_channel(caller, name="Unset", settings={"phone_number_id": "1"})
     contact = make_contact(caller, name="Bia", phone="+" + CUSTOMER)
+    conversation = make_conversation(caller, contact["id"], channel["id"])
+    assert_error(
+        caller.post(f"/v1/conversations/{conversation['id']}/messages", json={"text": "Hi"}),
+        409,
+        "CHANNEL_CANNOT_SEND",
+        "settings.access_token",
+    )
+    assert graph.requests == []
+
+
+def test_credentials_removed_after_queueing_fail_the_message(caller, channel, graph):
+    contact = make_contact(caller, name="Bia", phone="+" + CUSTOMER)
     message = queue(caller, make_conversation(caller, contact["id"], channel["id"]))
+    unset = {"settings": {"access_token": None}}
+    assert caller.patch(f"/v1/channels/{channel['id']}", json=unset).status_code == 200
     sending.send_queued()
     failed = shown(caller, message)
     assert (failed["status"], failed["error"]["code"]) == ("failed", "CHANNEL_NOT_CONFIGURED")

@@ -92,15 +92,18 @@ def _handler(receiver):
             reply = receiver.next_reply()
             if reply.delay:
                 time.sleep(reply.delay)
+            try:
+                self._reply(reply)
+            except OSError:
+                pass  # the client gave up (timeouts, truncated reads): at any write
+
+        def _reply(self, reply):
             self.send_response(reply.status)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(reply.body)))
             self.end_headers()
-            try:
-                self._write(reply)
-            except OSError:
-                pass  # the client gave up (timeouts, truncated reads)
+            self._write(reply)
 
         def _write(self, reply):
             if not reply.drip:

@@ -17,6 +17,12 @@ from .scopes import SCOPES
 from .services import keys, system
 
 
+class BadConfiguration(click.ClickException):
+    """A configuration that cannot be used: status 2, as for a usage error."""
+
+    exit_code = 2
+
+
 def with_app(overrides=None, migrate=True):
     """Give a command --config and an app built from it (migrated unless told not to).
 
@@ -37,7 +43,7 @@ def with_app(overrides=None, migrate=True):
             try:
                 app = create_app(settings, config_path=config_path)
             except ConfigError as error:
-                raise click.ClickException(str(error)) from error
+                raise BadConfiguration(str(error)) from error
             with app.app_context():
                 try:
                     if migrate:
@@ -83,8 +89,13 @@ def _server_overrides(host, port, dev):
 @with_app(overrides=_server_overrides)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
+    from .instance import AlreadyServing, claim
     from .server import exec_server, run_dev_server
 
+    try:
+        claim(database.database)  # refused here, before anything is printed or started
+    except AlreadyServing as error:
+        raise click.ClickException(str(error)) from error
     raw_key = keys.ensure_first_admin_key()
     if raw_key:
         click.echo("Created the default workspace. Admin API key (shown only once):")

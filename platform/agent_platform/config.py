@@ -10,6 +10,8 @@ import os
 import tomllib
 from pathlib import Path
 
+from . import config_rules
+
 ENV_PREFIX = "AGENT_PLATFORM_"
 CONFIG_FILE_ENV = ENV_PREFIX + "CONFIG"
 
@@ -52,6 +54,9 @@ DEFAULTS = {
     "WHATSAPP_GRAPH_API_BASE": "https://graph.facebook.com/v21.0",
     "WHATSAPP_TIMEOUT_SECONDS": 15,
     "WHATSAPP_MEDIA_HOSTS": ["fbsbx.com", "facebook.com", "fbcdn.net", "whatsapp.net"],
+    "TELEGRAM_API_BASE": "https://api.telegram.org",
+    "TELEGRAM_TIMEOUT_SECONDS": 15,
+    "TELEGRAM_POLL_SECONDS": 2.0,
     "MEDIA_DIR": "media",
     "MEDIA_MAX_BYTES": 100 * 1024 * 1024,
     "MEDIA_POLL_SECONDS": 2.0,
@@ -167,12 +172,36 @@ def _read_environ(environ):
 def _checked(values, source):
     for key, value in values.items():
         if key not in DEFAULTS:
-            raise ConfigError(f"unknown configuration key {key} (from {source})")
+            raise ConfigError(f"unknown configuration key {_named(key, source)}")
         expected = _expected_types(key)
         if not _has_type(value, expected):
-            names = " or ".join(kind.__name__ for kind in expected)
-            raise ConfigError(f"configuration key {key} must be {names} (from {source})")
+            names = " or ".join(_TYPE_NAMES.get(kind, kind.__name__) for kind in expected)
+            raise ConfigError(_bad(key, value, source, f"must be {names}"))
+        reason = config_rules.problem(key, value)
+        if reason:
+            raise ConfigError(_bad(key, value, source, reason))
     return values
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+               list: "a list", type(None): "unset"}  # fmt: skip
+
+
+def _named(key, source):
+    """The key as the source spells it: the TOML name, and the variable's."""
+    if source == "environment":
+        return f"{ENV_PREFIX}{key} ({config_rules.toml_name(key)})"
+    if source == "settings":
+        return f"{key} (from settings)"
+    return f"{config_rules.toml_name(key)} (from {source})"
+
+
+def _bad(key, value, source, reason):
+    try:
+        shown = json.dumps(value)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    return f"configuration key {_named(key, source)} = {shown}: {reason}"
 
 
 def _expected_types(key):

@@ -14,6 +14,7 @@ open on it, and a thread that ends hands its connection back (`_Lease`).
 """
 
 import sqlite3
+import unicodedata
 from datetime import datetime
 
 from playhouse.pool import PooledSqliteDatabase
@@ -84,6 +85,19 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
 database = _ThreadPooledSqliteDatabase(
     None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600
 )
+
+
+def folded(text):
+    """A name as compared for uniqueness: full Unicode case folding of its
+    compatibility form ("Straße" is "STRASSE", "ＡＢＣ" is "abc", "Σ" is "ς")."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKD", text).casefold())
+
+
+@database.collation("UNICODE_NOCASE")
+def _unicode_nocase(left, right):
+    # SQLite's NOCASE folds only ASCII: "É" and "é" were two names.
+    left, right = folded(left), folded(right)
+    return (left > right) - (left < right)
 
 
 def end_request():

@@ -44,7 +44,12 @@ _NUMERIC_LABEL = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 
 
 class UnsafeURL(Exception):
-    """The URL is refused; the message says why."""
+    """The URL is refused; the message says why. `guard` names the check a
+    setting can relax ("ports", "private"), None when none can."""
+
+    def __init__(self, message, guard=None):
+        super().__init__(message)
+        self.guard = guard
 
 
 class Target(NamedTuple):
@@ -71,7 +76,8 @@ def check_url(url, *, allow_private=False, allowed_ports=None, resolver=None):
     if allowed_ports is None:
         allowed_ports = DEFAULT_PORTS
     if allowed_ports and port not in allowed_ports:
-        raise UnsafeURL(f"port {port} is not allowed (allowed: {_listed(allowed_ports)})")
+        allowed = _listed(allowed_ports)
+        raise UnsafeURL(f"port {port} is not allowed (allowed: {allowed})", "ports")
     literal = _ip_literal(host)
     addresses = [literal] if literal else _resolved(host, port, resolver or resolve)
     if not allow_private:
@@ -79,8 +85,18 @@ def check_url(url, *, allow_private=False, allowed_ports=None, resolver=None):
             reason = unsafe_reason(address)
             if reason:
                 where = f"{host} is" if literal else f"{host} resolves to {address},"
-                raise UnsafeURL(f"{where} {reason}")
+                raise UnsafeURL(f"{where} {reason}", "private")
     return Target(scheme, host, str(addresses[0]), port)
+
+
+def refusal(error, private_setting, ports_setting=None):
+    """The message of `error` with the setting that would allow the URL, if
+    any: "port 9 is not allowed (...); to allow it, set webhooks.allowed_ports"."""
+    setting = {"private": private_setting, "ports": ports_setting}.get(error.guard)
+    if setting is None:
+        return str(error)
+    variable = "AGENT_PLATFORM_" + setting.replace(".", "_").upper()
+    return f"{error}; to allow it, set {setting} in the configuration (or {variable})"
 
 
 def unsafe_reason(address):
@@ -164,7 +180,9 @@ def _split(url):
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise UnsafeURL("the URL has no host")
-    return scheme, _ascii_host(host), port or SCHEMES[scheme]
+    if port == 0:
+        raise UnsafeURL("port 0 is not a port a server listens on")
+    return scheme, _ascii_host(host), SCHEMES[scheme] if port is None else port
 
 
 def _ascii_host(host):

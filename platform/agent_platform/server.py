@@ -13,7 +13,7 @@ import sys
 
 from gunicorn.app.base import BaseApplication
 
-from .config import CONFIG_FILE_ENV, load_config
+from .config import CONFIG_FILE_ENV, ConfigError, load_config
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,7 +31,7 @@ class _Gunicorn(BaseApplication):
         # Runs in the worker, after the fork.
         from . import create_app
 
-        return create_app()
+        return serving_app(create_app())
 
 
 def gunicorn_options(config):
@@ -61,9 +61,24 @@ def _start_worker(worker):
     gc.freeze()
 
 
+def serving_app(app):
+    """`app`, once this process holds its database's serving lock; a second
+    serving process stops with the reason (gunicorn halts on status 3)."""
+    from .db import database
+    from .instance import AlreadyServing, claim
+
+    try:
+        claim(database.database)
+    except AlreadyServing as error:
+        print(f"Error: {error}", file=sys.stderr, flush=True)
+        sys.exit(3)  # gunicorn's "worker failed to boot": the master stops too
+    return app
+
+
 def run_dev_server(app):
     from .scheduler import build_scheduler
 
+    serving_app(app)
     build_scheduler(app).start()
     app.run(app.config["SERVER_HOST"], app.config["SERVER_PORT"], threaded=True)
 
@@ -86,7 +101,12 @@ def exec_server(config_path, settings):
 
 
 def main():
-    _Gunicorn(gunicorn_options(load_config())).run()
+    try:
+        config = load_config()
+    except ConfigError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        sys.exit(2)  # as the command line answers a configuration it cannot use
+    _Gunicorn(gunicorn_options(config)).run()
 
 
 if __name__ == "__main__":

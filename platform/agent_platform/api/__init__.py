@@ -91,5 +91,5 @@ def init_api(app):
     app.register_error_handler(HTTPException, errors.handle_http_exception)
     app.register_error_handler(Exception, errors.handle_unexpected)
     pipeline.install(app)
-    inbound.install(app)  # stored WhatsApp POSTs skip the request machinery
+    inbound.install(app)  # stored network callbacks skip the request machinery
     return api

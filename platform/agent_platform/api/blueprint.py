@@ -13,14 +13,12 @@ from marshmallow import fields
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
-from .. import safejson
-from ..errors import ApiError, ValidationError
+from .. import jsonbody
+from ..errors import ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
 
-# Where a request body is parsed (webargs' names).
-BODY_LOCATIONS = ("json", "json_or_form")
 # Errors any authenticated operation can answer, documented on every one.
 AUTH_ERRORS = (401, 403, 413, 429, 500)
 # The "scope" of operations any valid key may call (GET /v1/me).
@@ -61,28 +59,18 @@ class ApiParser(FlaskParser):
                 self._loaded_queries[key] = loaded
         return dict(loaded)
 
-    def load_json(self, req, schema):
-        # Without these a body-taking operation given nothing, a form or text
-        # would load {} and succeed as a silent no-op.
-        if not req.get_data(cache=True):
-            if getattr(schema, "body_optional", False):
-                return core.missing
-            raise ValidationError("body", "is required: send a JSON object")
-        if not is_json_request(req):
-            raise ApiError(
-                "Send the body as JSON, with Content-Type: application/json.",
-                code="UNSUPPORTED_MEDIA_TYPE",
-                status=415,
-            )
-        return super().load_json(req, schema)
-
-    def load_json_or_form(self, req, schema):
-        if is_json_request(req):
-            return self.load_json(req, schema)
-        return self.load_form(req, schema)
-
     def _raw_load_json(self, req):
-        return safejson.loads(req.get_data(cache=True))
+        # As webargs reads it, with the nesting and Unicode limits of jsonbody.
+        if not is_json_request(req):
+            return _nothing_to_change(req)
+        body = req.get_data(cache=True)
+        try:
+            loaded = jsonbody.loads(body)
+        except jsonbody.BodyError as error:
+            raise ValidationError(error.field, error.problem) from None
+        except (ValueError, UnicodeDecodeError) as error:
+            self._handle_invalid_json_error(error, req)
+        return loaded if loaded != {} else _nothing_to_change(req, loaded)
 
     def load_querystring(self, req, schema):
         # webargs wraps the arguments in a proxy that looks for the schema's
@@ -91,6 +79,13 @@ class ApiParser(FlaskParser):
         if _takes_lists(type(schema)):
             return super().load_querystring(req, schema)
         return req.args.to_dict()
+
+
+def _nothing_to_change(req, loaded=core.missing):
+    """A PATCH changes something: no body, or {}, is a client's mistake."""
+    if req.method == "PATCH":
+        raise ValidationError("body", "send a JSON object with at least one field to change")
+    return loaded
 
 
 class ApiBlueprint(Blueprint):
@@ -140,15 +135,7 @@ class ApiBlueprint(Blueprint):
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
         instance = schema() if isinstance(schema, type) else schema
-        # required=False (flask-smorest's flag for an optional requestBody)
-        # lets the parser take no body at all.
-        instance.body_optional = not kwargs.get("required", True)
-        parse = super().arguments(instance, **kwargs)
-        if kwargs.get("location", "json") not in BODY_LOCATIONS:
-            return parse
-        # A body-taking operation refuses a missing or malformed body (400)
-        # and one that is not JSON (415); see ApiParser.load_json.
-        return lambda func: self.errors(400, 415)(parse(func))
+        return super().arguments(instance, **kwargs)
 
     @staticmethod
     def _prepare_response_content(data):

@@ -8,7 +8,10 @@ import marshmallow as ma
 from flask import Response, current_app, request
 from flask.views import MethodView
 from marshmallow import fields
+from werkzeug.datastructures import EnvironHeaders
 
+from ..channels import adapters, telegram, whatsapp  # noqa: F401  (they register their adapters)
+from ..channels.adapters import Callback
 from ..channels.whatsapp import intake
 from ..db import end_request
 from .blueprint import ApiBlueprint
@@ -88,16 +91,38 @@ class WhatsAppCallback(MethodView):
         return Response(json.dumps({"data": counts}), mimetype="application/json")
 
 
-WHATSAPP_PREFIX = "/inbound/whatsapp/"
+CALLBACK_BODY = {
+    "required": True,
+    "description": "The network's callback payload (a Telegram Update, checked with the "
+    "X-Telegram-Bot-Api-Secret-Token header)",
+    "content": {"application/json": {"schema": {"type": "object"}}},
+}
+
+
+@blp.route("/<channel_type>/<channel_id>")
+class ChannelCallback(MethodView):
+    @blp.public
+    @blp.response(200, ReceivedSchema)
+    @blp.doc(requestBody=CALLBACK_BODY)
+    @blp.errors(400, 401, 404, 413, 429)
+    def post(self, channel_type, channel_id):
+        """A network's callback for a channel of another type (Telegram), checked by its adapter"""
+        adapter = adapters.adapter_for(channel_type)
+        callback = Callback(request.get_data(), request.headers)
+        return adapter.receive(channel_id, callback, bound=_bound(current_app))
+
+
+PREFIX = "/inbound/"
 
 
 def install(app):
-    """Serve stored WhatsApp POSTs ahead of Flask (see StoredCallbacks)."""
+    """Serve stored network callbacks ahead of Flask (see StoredCallbacks)."""
     app.wsgi_app = StoredCallbacks(app, app.wsgi_app)
 
 
 class StoredCallbacks:
-    """WSGI middleware for the hottest public route, POST /inbound/whatsapp/<id>.
+    """WSGI middleware for the hottest public routes, the networks' callbacks
+    POST /inbound/<type>/<id> (WhatsApp, Telegram: any type with an adapter).
 
     A network callback needs none of a request's usual machinery (no key,
     no scope, no arguments to parse): this answers it straight from the
@@ -117,21 +142,21 @@ class StoredCallbacks:
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
-        if environ["REQUEST_METHOD"] != "POST" or not path.startswith(WHATSAPP_PREFIX):
+        if environ["REQUEST_METHOD"] != "POST" or not path.startswith(PREFIX):
             return self.wsgi_app(environ, start_response)
-        channel_id = path[len(WHATSAPP_PREFIX) :]
-        length = environ.get("CONTENT_LENGTH", "")
-        if not channel_id or "/" in channel_id or not length.isdigit():
+        channel_type, _, channel_id = path[len(PREFIX) :].partition("/")
+        adapter, length = adapters.get_adapter(channel_type), environ.get("CONTENT_LENGTH", "")
+        if adapter is None or not channel_id or "/" in channel_id or not length.isdigit():
             return self.wsgi_app(environ, start_response)
         if int(length) > self.app.config["LIMITS_MAX_BODY_BYTES"]:
             return self.wsgi_app(environ, start_response)
         body = environ["wsgi.input"].read(int(length))
         environ["wsgi.input"] = io.BytesIO(body)  # for Flask, should it answer after all
-        signature = environ.get("HTTP_X_HUB_SIGNATURE_256")
+        callback = Callback(body, EnvironHeaders(environ))
         try:
             with self.app.app_context():
                 try:
-                    counts = intake.receive(channel_id, body, signature, bound=_bound(self.app))
+                    counts = adapter.receive(channel_id, callback, bound=_bound(self.app))
                 finally:
                     end_request()
         except Exception:

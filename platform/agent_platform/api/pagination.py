@@ -15,8 +15,7 @@ from .schemas.common import Bare, BareSchema
 from .schemas.rendered import RenderedSchema
 
 MAX_LIMIT = 100
-# Beyond it a page's offset is past any real listing; the bound keeps the
-# offset well inside SQLite's 64-bit integers.
+# 100 items a page: a hundred million items, and every offset an SQLite integer.
 MAX_PAGE = 1_000_000
 DEFAULT_LIMIT = 20
 
@@ -33,7 +32,7 @@ class ListQuery(ma.Schema):
     page = fields.Integer(
         load_default=1,
         validate=validate.Range(min=1, max=MAX_PAGE),
-        metadata={"description": f"Page number, 1 to {MAX_PAGE}"},
+        metadata={"description": f"Page number, 1 to {MAX_PAGE:,}"},
     )
     limit = fields.Integer(
         validate=validate.Range(min=1, max=MAX_LIMIT),

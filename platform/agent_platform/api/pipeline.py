@@ -76,12 +76,7 @@ def view_method(endpoint=None, method=None):
     view_class = getattr(view, "view_class", None)
     if view_class is None:
         return view
-    name = (method or request.method).lower()
-    # Flask answers HEAD with the GET view (the body dropped): the same
-    # operation, so the same key and scope.
-    if name == "head" and not hasattr(view_class, "head"):
-        name = "get"
-    return getattr(view_class, name, None)
+    return getattr(view_class, (method or request.method).lower(), None)
 
 
 def is_public(endpoint, method):
@@ -108,7 +103,9 @@ def _access(app, endpoint, method):
 def authorize(req, request_globals, app):
     if req.routing_exception is not None:
         return
-    public, scope = _access(app, req.endpoint, req.method)
+    # HEAD is GET without the body: the same key, scope and status.
+    method = "GET" if req.method == "HEAD" else req.method
+    public, scope = _access(app, req.endpoint, method)
     if public:
         return
     api_key = keys.authenticate(_presented_key(req.environ))

@@ -6,7 +6,7 @@ Adapters (WhatsApp, Telegram, e-mail, website) turn network payloads into
 through the `Sender` registered for the channel's type.
 """
 
-from .neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
+from .neutral import IdentityChange, InboundEdit, InboundMessage, Reaction, StatusUpdate
 from .senders import (
     SendError,
     SendResult,
@@ -18,6 +18,7 @@ from .senders import (
 
 __all__ = [
     "IdentityChange",
+    "InboundEdit",
     "InboundMessage",
     "Reaction",
     "SendError",

@@ -51,6 +51,17 @@ class InboundMessage:
 
 
 @dataclass
+class InboundEdit:
+    """The contact edited a message they wrote (`external_id`): its new
+    `text` (or `caption`, for media) as of `timestamp`."""
+
+    external_id: str
+    text: str | None = None
+    caption: str | None = None
+    timestamp: datetime | None = None
+
+
+@dataclass
 class Reaction:
     """The contact reacted to a message of the chat (`target_external_id`);
     `emoji` None removes their reaction. `external_id` is the reaction's own

@@ -1,10 +1,11 @@
 """Per-channel-type senders: how a queued outbound message leaves the platform.
 
-An adapter registers one sender for its channel type at import time:
-`register_sender("whatsapp", WhatsAppSender())`. The send job
-(`services.sending.send_queued`) claims queued messages with a lease and
-calls `sender.send(channel, message)`. A type with no sender leaves its
-messages queued, untouched, until one is registered.
+An adapter is registered as the sender of its channel type at import time
+(channels.adapters.register_adapter); tests may put a stand-in in its place
+with `register_sender`. The send job (`services.sending.send_queued`) claims
+queued messages with a lease and calls `sender.send(channel, message)`. A
+message whose type has no sender fails (CHANNEL_CANNOT_SEND): none stays
+queued with no way out.
 """
 
 from dataclasses import dataclass, field
@@ -24,15 +25,20 @@ class SendError(Exception):
 
     `retryable` errors (timeouts, 5xx, rate limits) are tried again later, up
     to MESSAGES_SEND_MAX_ATTEMPTS; others fail the message at once. `code`,
-    `title` and `details` become the message's `error`.
+    `title` and `details` become the message's `error`. `retry_after`
+    (seconds) is how long the network asked to wait before the next try;
+    `metadata` is merged into the message's, for the next try to read (the
+    parts of a long text already sent, say).
     """
 
-    def __init__(self, code, title, details=None, retryable=False):
+    def __init__(self, code, title, details=None, retryable=False, retry_after=None, metadata=None):
         super().__init__(f"{code}: {title}")
         self.code = str(code)
         self.title = title
         self.details = details
         self.retryable = retryable
+        self.retry_after = retry_after
+        self.metadata = metadata
 
     def as_dict(self):
         return {"code": self.code, "title": self.title, "details": self.details}

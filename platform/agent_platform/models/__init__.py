@@ -16,6 +16,7 @@ from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
+from .telegram import TelegramUpdate
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
 from .trainings import Training
 from .webhooks import Delivery, DeliveryAttempt, Webhook
@@ -52,6 +53,7 @@ ALL_MODELS = [
     DeliveryAttempt,
     ChannelEvent,
     ChannelTask,
+    TelegramUpdate,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -49,8 +50,15 @@ def new_id():
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def canonical_uuid(value):
-    """The canonical string form of a UUID, or None when `value` is not one."""
+    """The canonical string form of a UUID, or None when `value` is not one.
+    A string in that form already is returned as it is (parsing it costs
+    more, on every network callback)."""
+    if isinstance(value, str) and _CANONICAL_UUID.fullmatch(value):
+        return value
     try:
         return str(uuid.UUID(str(value)))
     except ValueError:

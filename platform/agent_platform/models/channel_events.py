@@ -40,6 +40,11 @@ class ChannelEvent(BaseModel):
     def of_channel(cls, channel_id):
         return cls.select().where(cls.channel == channel_id)
 
+    @classmethod
+    def latest(cls, channel_id):
+        """The channel's newest log entry, or None."""
+        return cls.of_channel(channel_id).order_by(cls.created_at.desc(), cls.id.desc()).first()
+
     def as_dict(self):
         return {
             "id": self.id,

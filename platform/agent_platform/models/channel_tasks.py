@@ -14,7 +14,7 @@ from .base import BaseModel, JSONField, utcnow
 from .channels import Channel
 from .fastsql import insert
 
-TASK_KINDS = ("media_download", "mark_read")
+TASK_KINDS = ("media_download", "mark_read", "telegram_media", "telegram_answer")
 
 
 class ChannelTask(BaseModel):

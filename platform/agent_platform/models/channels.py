@@ -49,9 +49,14 @@ class Channel(TimestampedModel, WorkspaceScoped):
         return from_rows(cls, _COLUMNS, rows)[0] if rows else None
 
     @classmethod
+    def active_of_type(cls, channel_type):
+        """Every active channel of `channel_type` (any workspace): for jobs."""
+        return list(cls.select().where(cls.type == channel_type, cls.is_active == True))  # noqa: E712
+
+    @classmethod
     def named(cls, workspace_id, name, excluding_id=None):
-        """The active channel called `name` (case-insensitive), if any."""
-        query = cls.in_workspace(workspace_id).where(cls.name.collate("NOCASE") == name)
+        """The active channel called `name` (any case, Unicode folding), if any."""
+        query = cls.in_workspace(workspace_id).where(cls.name.collate("UNICODE_NOCASE") == name)
         if excluding_id:
             query = query.where(cls.id != excluding_id)
         return query.first()

@@ -55,10 +55,10 @@ class CustomField(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def active_named(cls, workspace_id, name, excluding_id=None):
-        """The non-archived field called `name` (case-insensitive), if any."""
+        """The non-archived field called `name` (any case, Unicode folding), if any."""
         query = cls.in_workspace(workspace_id).where(
             cls.is_archived == False,  # noqa: E712
-            cls.name.collate("NOCASE") == name,
+            cls.name.collate("UNICODE_NOCASE") == name,
         )
         if excluding_id:
             query = query.where(cls.id != excluding_id)

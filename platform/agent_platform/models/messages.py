@@ -122,15 +122,14 @@ class Message(TimestampedModel, WorkspaceScoped):
         return Page(items, paging, total)
 
     @classmethod
-    def queued_batch(cls, now, channel_types, limit):
-        """Queued outbound messages free to claim, on channels that have a sender."""
+    def queued_batch(cls, now, limit):
+        """Queued outbound messages free to claim, on active channels."""
         return (
             cls.select(cls, Channel)
             .join(Channel)
             .where(
                 cls.status == "queued",
                 (cls.lease_until.is_null()) | (cls.lease_until <= now),
-                Channel.type.in_(channel_types),
                 Channel.is_active == True,  # noqa: E712
             )
             .order_by(cls.created_at)

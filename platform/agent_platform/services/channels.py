@@ -5,6 +5,7 @@ import io
 
 import segno
 
+from ..channels import adapters
 from ..db import transaction
 from ..errors import Conflict, Forbidden, NotFound, ValidationError
 from ..events import emit
@@ -27,9 +28,12 @@ SETTINGS = {
         "mark_read": "flag",
     },
     "telegram": {
+        # As BotFather hands them out: the bot's id, a colon, 35 characters.
         "bot_token": formats.pattern(
-            r"^[0-9]{1,20}:[A-Za-z0-9_-]{20,100}$", "a bot token such as 123456:ABC-DEF..."
+            r"^[0-9]{6,12}:[A-Za-z0-9_-]{30,50}$",
+            "a bot token from BotFather, such as 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
         ),
+        "intake_mode": formats.one_of("polling", "webhook"),
         "secret_token": formats.pattern(
             r"^[A-Za-z0-9_-]{1,256}$", "1 to 256 characters of A-Z, a-z, 0-9, _ and -"
         ),
@@ -93,9 +97,10 @@ def create_channel(workspace_id, values, max_channels=None):
             )
         _check_name_free(workspace_id, values["name"])
         settings = merged_settings(values["type"], {}, values.get("settings") or {})
-        return Channel.create(
+        channel = Channel.create(
             workspace=workspace_id, name=values["name"], type=values["type"], settings=settings
         )
+    return _activated(channel)
 
 
 def update_channel(workspace_id, channel_id, changes):
@@ -108,7 +113,7 @@ def update_channel(workspace_id, channel_id, changes):
         if "settings" in changes:
             channel.settings = merged_settings(channel.type, channel.settings, changes["settings"])
         channel.save()
-        return channel
+    return _activated(channel) if "settings" in changes else channel
 
 
 def replace_settings(workspace_id, channel_id, settings):
@@ -121,7 +126,15 @@ def replace_settings(workspace_id, channel_id, settings):
         kept = {name: value for name, value in channel.settings.items() if name in secrets}
         channel.settings = merged_settings(channel.type, kept, settings)
         channel.save()
-        return channel
+    return _activated(channel)
+
+
+def _activated(channel):
+    """After its settings were stored: the adapter sets up the network's side
+    (outside the transaction: it may call the network), and the channel is
+    read again, with whatever the adapter recorded."""
+    adapters.activated(channel)
+    return Channel.get_by_id(channel.id)
 
 
 def merged_settings(channel_type, current, changes):
@@ -137,6 +150,7 @@ def merged_settings(channel_type, current, changes):
             result.pop(name, None)
         else:
             result[name] = _checked_setting(allowed[name], value, field)
+    adapters.check_settings(channel_type, result)
     return result
 
 
@@ -167,6 +181,7 @@ def delete_channel(workspace_id, channel_id, now=None):
         channel.deleted_at = now
         channel.save()
         _fail_queued(channel, now)
+    adapters.deactivated(channel)
 
 
 def _fail_queued(channel, now):
@@ -184,6 +199,9 @@ def connect(workspace_id, channel_id, agent_id, now=None):
     with transaction():
         channel = get_channel(workspace_id, channel_id)
         agent = live_agent(workspace_id, str(agent_id))
+        unavailable = adapters.unavailable_reason(channel.type)
+        if unavailable is not None:
+            raise Conflict(unavailable, code="CHANNEL_TYPE_NOT_AVAILABLE")
         if channel.agent_id == agent.id:
             return channel
         if channel.agent_id:

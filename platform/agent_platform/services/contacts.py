@@ -3,7 +3,7 @@ against the workspace's definitions, identities on each network."""
 
 from peewee import SQL, NodeList, fn
 
-from ..db import transaction
+from ..db import folded, transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
 from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql
@@ -40,9 +40,9 @@ def field_names(workspace_id):
     )
     names, taken = {}, {}
     for field in fastsql.fetch_all(CustomField, sql, workspace_id):
-        taken[field.name.lower()] = field.id
+        taken[folded(field.name)] = field.id
         names[field.id] = field.name
-    return {field_id: name for field_id, name in names.items() if taken[name.lower()] == field_id}
+    return {field_id: name for field_id, name in names.items() if taken[folded(name)] == field_id}
 
 
 def list_contacts(

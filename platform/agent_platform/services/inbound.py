@@ -370,6 +370,34 @@ def apply_reaction(channel, reaction, now=None):
         return message
 
 
+def apply_edit(channel, edit, now=None):
+    """The contact edited a message they wrote (a channels.InboundEdit).
+
+    The stored inbound message with edit.external_id gets the new text (or
+    caption), its previous version appended to `edit_history` with the time
+    it was replaced, and `edited_at`; an edit that changes nothing (a
+    redelivery) is not recorded again. Raises no event (the catalog has
+    none). Returns the message, or None when the channel has no inbound
+    message with that id.
+    """
+    now = now or utcnow()
+    at = _naive_utc(edit.timestamp) if edit.timestamp else now
+    with transaction():
+        message = Message.by_external_id(channel.id, edit.external_id)
+        if message is None or message.direction != "inbound":
+            return None
+        field = "caption" if message.type != "text" else "text"
+        value = edit.caption if field == "caption" else edit.text
+        if value is None or value == getattr(message, field):
+            return message
+        previous = {"text": message.text, "caption": message.caption, "replaced_at": at}
+        message.edit_history = message.edit_history + [formats.jsonable(previous)]
+        setattr(message, field, value)
+        message.edited_at, message.updated_at = at, now
+        message.save(keep_updated_at=True)
+        return message
+
+
 def receive_identity_change(channel, change, now=None):
     """The network says a contact changed identity (a channels.IdentityChange:
     WhatsApp's "changed their phone number").

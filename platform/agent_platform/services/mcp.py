@@ -3,13 +3,14 @@ choosing the tools each agent may use, and calling a tool."""
 
 from flask import current_app
 
+from .. import netguard
 from ..db import transaction
 from ..errors import ApiError, NotFound, ValidationError
 from ..models import AgentTool, McpServer, McpTool
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import paginate
 from . import agents
-from .mcp_client import McpError, McpSession
+from .mcp_client import PRIVATE_URLS_SETTING, McpError, McpSession
 
 __all__ = ["McpError", "call_tool", "sync_server"]
 
@@ -40,6 +41,7 @@ def list_servers(workspace_id, paging, is_active=None):
 
 def create_server(workspace_id, values):
     _check_headers(values.get("headers"))
+    _check_url(values["url"])
     with transaction():
         return McpServer.create(workspace=workspace_id, **values)
 
@@ -47,6 +49,8 @@ def create_server(workspace_id, values):
 def update_server(workspace_id, server_id, changes):
     """Change fields; `headers`, when given, replaces every header."""
     _check_headers(changes.get("headers"))
+    if "url" in changes:
+        _check_url(changes["url"])
     with transaction():
         server = get_server(workspace_id, server_id)
         for name, value in changes.items():
@@ -59,6 +63,18 @@ def delete_server(workspace_id, server_id):
     """Delete the server with its tools (agents stop using them)."""
     with transaction():
         get_server(workspace_id, server_id).delete_instance(recursive=False)
+
+
+def _check_url(url):
+    """Refuse, when written, what the guard refuses when connecting (400 naming url)."""
+    allow_private = current_app.config["MCP_ALLOW_PRIVATE_URLS"]
+    try:
+        netguard.check_url(
+            url, allow_private=allow_private, allowed_ports=() if allow_private else None
+        )
+    except netguard.UnsafeURL as error:
+        reason = netguard.refusal(error, PRIVATE_URLS_SETTING, PRIVATE_URLS_SETTING)
+        raise ValidationError("url", f"refused: {reason}") from None
 
 
 def _check_headers(headers):

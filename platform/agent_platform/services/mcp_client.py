@@ -21,6 +21,8 @@ import requests
 from .. import __version__, netguard
 
 # The revision we offer, and those we accept from the server.
+# The setting that lets MCP servers be on private addresses and any port.
+PRIVATE_URLS_SETTING = "mcp.allow_private_urls"
 PROTOCOL_VERSION = "2025-06-18"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_TOOL_PAGES = 100
@@ -151,7 +153,8 @@ class McpSession:
                 data=None if message is None else json.dumps(message),
             )
         except netguard.UnsafeURL as error:
-            raise McpError(f"the URL is refused: {error}") from None
+            reason = netguard.refusal(error, PRIVATE_URLS_SETTING, PRIVATE_URLS_SETTING)
+            raise McpError(f"the URL is refused: {reason}") from None
         except requests.Timeout:
             raise McpError(f"no answer within {self.timeout} seconds") from None
         except requests.ConnectionError:

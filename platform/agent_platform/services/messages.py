@@ -10,6 +10,7 @@ import json
 from datetime import timedelta
 
 from .. import scheduler
+from ..channels import adapters
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
@@ -138,6 +139,9 @@ def _check_can_send(conversation, sender_type):
             f"Conversation {conversation.id} has no active channel to send through.",
             code="CHANNEL_NOT_ACTIVE",
         )
+    refusal = adapters.send_refusal(channel)
+    if refusal is not None:
+        raise Conflict(refusal, code="CHANNEL_CANNOT_SEND")
 
 
 def _content(values):

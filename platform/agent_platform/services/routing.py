@@ -5,18 +5,18 @@ actions, how the reply engine matches them, and their actions.
   (each example phrase a question; INTENTION_THRESHOLD, INTENTION_MARGIN).
 - Transfer rules are tried by `priority` (then age): `keywords` (a phrase
   among the customer's words: case, accents and punctuation ignored),
-  `regex` (Python syntax, case-insensitive, on the first REGEX_CHARS
-  characters) or `intention` (the matched intention).
+  `regex` (RE2 syntax, patterns.py: case-insensitive, on the first
+  REGEX_CHARS characters) or `intention` (the matched intention).
 - Idle actions are run by services.idle_actions.
 """
 
-import re
+import logging
 import time
 from dataclasses import dataclass
 
 from flask import current_app
 
-from .. import netguard
+from .. import netguard, patterns
 from ..db import transaction
 from ..errors import ApiError, Conflict, NotFound, ValidationError
 from ..events import emit
@@ -38,6 +38,8 @@ INTENTION_THRESHOLD = 0.45
 INTENTION_MARGIN = 0.03
 REGEX_CHARS = 2000
 LEAD_TAGS_FIELD = "lead_tags"
+
+log = logging.getLogger("agent_platform.routing")
 
 
 # --- CRUD ----------------------------------------------------------------------------
@@ -212,34 +214,21 @@ def _checked_url(url):
     return url
 
 
-_PATTERNS = {}
-# A repeated group whose content ends in a quantifier, "(a+)+", "(\w+\s?)*",
-# "(x|y+){2,}": the classic shapes of catastrophic backtracking. Python's
-# `re` has no time limit, and the text is the customer's.
-_NESTED_QUANTIFIER = re.compile(r"[+*?}]\)[+*{]")
-
-
 def _check_pattern(pattern):
-    _compiled(pattern)
-    if _NESTED_QUANTIFIER.search(pattern):
-        raise ValidationError(
-            "pattern",
-            "a repeated group may not end in a repetition, e.g. (a+)+: it can take "
-            "exponential time",
-        )
+    try:
+        patterns.compiled(pattern)
+    except patterns.PatternError as error:
+        raise ValidationError("pattern", str(error)) from None
 
 
-def _compiled(pattern):
-    found = _PATTERNS.get(pattern)
-    if found is None:
-        try:
-            found = re.compile(pattern, re.IGNORECASE)
-        except re.error as error:
-            raise ValidationError("pattern", f"not a valid regular expression: {error}") from None
-        if len(_PATTERNS) > 1000:
-            _PATTERNS.clear()
-        _PATTERNS[pattern] = found
-    return found
+def _matches(rule, text):
+    """A stored pattern RE2 refuses (saved before patterns ran on RE2) matches
+    nothing: the rule is skipped with a warning, the message still answered."""
+    try:
+        return patterns.compiled(rule.pattern).search(text[:REGEX_CHARS]) is not None
+    except patterns.PatternError as error:
+        log.warning("transfer rule %s skipped: its pattern is refused: %s", rule.id, error)
+        return False
 
 
 # --- matching -----------------------------------------------------------------------
@@ -311,7 +300,7 @@ def match_transfer_rule(agent_id, text, intention_match=None):
     for rule in rules:
         if rule.match_type == "keywords" and phrase_in(text, rule.keywords):
             return rule
-        if rule.match_type == "regex" and _compiled(rule.pattern).search(text[:REGEX_CHARS]):
+        if rule.match_type == "regex" and _matches(rule, text):
             return rule
         if (
             rule.match_type == "intention"

@@ -7,7 +7,7 @@ from datetime import timedelta
 from flask import current_app
 
 from .. import scheduler
-from ..channels import senders
+from ..channels import adapters, senders
 from ..db import transaction
 from ..events import emit
 from ..models import Message
@@ -27,7 +27,7 @@ def send_queued(now=None, batch=20, lease_seconds=60, max_attempts=5):
     twice while it is in flight), sent outside any transaction, and their
     outcome stored: sent (message.sent), failed (message.failed) for a
     permanent error or after `max_attempts`, else queued again after a
-    growing delay. Channel types with no sender are not touched.
+    growing delay. A message whose channel type has no sender fails at once.
     Returns the number of messages attempted.
     """
     now = now or utcnow()
@@ -35,6 +35,9 @@ def send_queued(now=None, batch=20, lease_seconds=60, max_attempts=5):
     for message in claimed:
         sender = senders.get_sender(message.channel.type)
         try:
+            if sender is None:
+                refusal = adapters.send_refusal(message.channel)
+                raise senders.SendError("CHANNEL_CANNOT_SEND", refusal)
             result = sender.send(message.channel, message)
         except senders.SendError as error:
             _record_failure(message.id, error, now, max_attempts)
@@ -50,11 +53,8 @@ def send_queued(now=None, batch=20, lease_seconds=60, max_attempts=5):
 
 
 def _claim(now, batch, lease_seconds):
-    types = senders.registered_types()
-    if not types:
-        return []
     with transaction():
-        claimed = list(Message.queued_batch(now, types, batch))
+        claimed = list(Message.queued_batch(now, batch))
         if claimed:
             Message.update(
                 lease_until=now + timedelta(seconds=lease_seconds),
@@ -85,10 +85,12 @@ def _record_failure(message_id, error, now, max_attempts):
         if message.status != "queued":
             return
         message.error = error.as_dict()
+        message.metadata = {**message.metadata, **(error.metadata or {})}
         if error.retryable and message.send_attempts < max_attempts:
-            delay = timedelta(seconds=5 * 2 ** (message.send_attempts - 1))
-            message.lease_until = now + min(delay, MAX_RETRY_DELAY)
-            message.save(only=[Message.error, Message.lease_until], keep_updated_at=True)
+            delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
+            message.lease_until = now + max(delay, timedelta(seconds=error.retry_after or 0))
+            kept = [Message.error, Message.metadata, Message.lease_until]
+            message.save(only=kept, keep_updated_at=True)
             return
         message.status, message.failed_at, message.lease_until = "failed", now, None
         message.updated_at = now

@@ -28,6 +28,8 @@ FIELDS = {
 REQUIRED = {"text": ("content",), "qa": ("question", "answer"), "url": ("url",), "document": ()}
 DOCUMENT_SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".csv": "text"}
 DOCUMENT_SUFFIXES.update({".html": "html", ".htm": "html"})
+# The setting that lets URL trainings reach private addresses and any port.
+PRIVATE_URLS_SETTING = "trainings.allow_private_urls"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 TEXT_TYPES = ("text/plain", "text/markdown", "text/csv")
 SEARCH_DEFAULT_LIMIT = 10
@@ -132,7 +134,8 @@ def fetch_page(url, title=None):
             headers={"Accept": "text/html, text/plain;q=0.9, */*;q=0.1"},
         )
     except netguard.UnsafeURL as error:
-        raise ValidationError("url", f"refused: {error}") from None
+        reason = netguard.refusal(error, PRIVATE_URLS_SETTING, PRIVATE_URLS_SETTING)
+        raise ValidationError("url", f"refused: {reason}") from None
     except requests.Timeout:
         return _failed(f"the page did not answer within {timeout} seconds", title)
     except requests.RequestException as error:

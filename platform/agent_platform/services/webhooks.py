@@ -202,7 +202,8 @@ def check_target(url):
             allowed_ports=tuple(config["WEBHOOKS_ALLOWED_PORTS"]),
         )
     except netguard.UnsafeURL as error:
-        raise ValidationError("url", f"refused: {error}") from None
+        reason = netguard.refusal(error, "webhooks.allow_private_targets", "webhooks.allowed_ports")
+        raise ValidationError("url", f"refused: {reason}") from None
 
 
 def _check_url_free(workspace_id, url, excluding_id=None):

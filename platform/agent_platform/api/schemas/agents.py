@@ -4,7 +4,7 @@ from marshmallow import fields, validate
 from ...models.context import ROLES
 from ...services.agents import MODEL_PROVIDERS, TONES, WORKFLOW_TYPES
 from ..pagination import ListQuery
-from .common import BoundedDate, UtcDateTime
+from .common import Name, UtcDate, UtcDateTime
 
 # What services.agents.normalize_language accepts, in any case.
 LANGUAGE_PATTERN = (
@@ -38,7 +38,7 @@ def _text(maximum, **kwargs):
 class AgentBaseSchema(ma.Schema):
     """The fields of the variant creation form (all strings)."""
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = Name(required=True, validate=validate.Length(min=1, max=200))
     description = _text(2000)
     workflow_type = fields.String(
         validate=validate.OneOf(WORKFLOW_TYPES), metadata={"description": "Default support"}
@@ -158,11 +158,11 @@ class SuccessSchema(ma.Schema):
 
 
 class CreditsQuery(ma.Schema):
-    date_from = BoundedDate(
+    date_from = UtcDate(
         data_key="from",
         metadata={"description": "First day (YYYY-MM-DD, UTC); default the 1st of the month"},
     )
-    date_to = BoundedDate(
+    date_to = UtcDate(
         data_key="to",
         metadata={"description": "Last day, included; default the last day of the month"},
     )

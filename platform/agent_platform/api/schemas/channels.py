@@ -3,13 +3,13 @@ from marshmallow import fields, validate
 
 from ...models.channels import CHANNEL_TYPES
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 SETTINGS_DOC = (
     "Per type. whatsapp: phone_number_id, business_account_id, display_phone_number (E.164), "
     "access_token*, app_secret*, verify_token*, mark_read (true|false). telegram: bot_token*, "
-    "secret_token*, "
+    "intake_mode (polling|webhook, default polling), secret_token* (made in webhook mode), "
     "bot_username. email: smtp_host, smtp_port, smtp_username, smtp_password*, smtp_security "
     "(starttls|ssl|none), imap_host, imap_port, imap_username, imap_password*, imap_security, "
     "from_address, from_name. website: allowed_origins (list), title, greeting, primary_color, "
@@ -43,7 +43,7 @@ class ChannelSettingsSchema(ma.Schema):
 
 
 class ChannelCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = Name(required=True, validate=validate.Length(min=1, max=200))
     type = fields.String(required=True, validate=validate.OneOf(CHANNEL_TYPES))
     settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
 
@@ -51,7 +51,7 @@ class ChannelCreateSchema(ma.Schema):
 class ChannelUpdateSchema(ma.Schema):
     """Rename, or change some settings (those not given stay)."""
 
-    name = fields.String(validate=validate.Length(min=1, max=200))
+    name = Name(validate=validate.Length(min=1, max=200))
     settings = fields.Dict(keys=fields.String(), metadata={"description": SETTINGS_DOC})
 
 

@@ -1,21 +1,15 @@
 """Schema pieces shared by every resource."""
 
-from datetime import UTC, date
+import unicodedata
+from datetime import UTC, datetime
 
 import marshmallow as ma
 from marshmallow import fields, post_dump
 
-# The dates a client may send. Services add a day to a period's end or
-# compare with a zone's offset applied: at the very edges of what Python's
-# dates hold that overflows, and no real question needs year 1 or 9999.
-EARLIEST_DATE = date(1970, 1, 1)
-LATEST_DATE = date(9998, 12, 31)
-DATE_RANGE = f"{EARLIEST_DATE.isoformat()} to {LATEST_DATE.isoformat()}"
-
-
-def _check_date_range(day):
-    if not EARLIEST_DATE <= day <= LATEST_DATE:
-        raise ma.ValidationError(f"Must be a date from {DATE_RANGE} (UTC).")
+# Times a request may carry: a day's arithmetic either side stays a valid date.
+EARLIEST = datetime(1970, 1, 1)
+LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999)
+OUT_OF_RANGE = "Must be between 1970-01-01 and 9999-12-30 (UTC)."
 
 
 class UtcDateTime(fields.DateTime):
@@ -28,20 +22,37 @@ class UtcDateTime(fields.DateTime):
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
-        if parsed.tzinfo is not None:
-            _check_date_range(parsed.date())  # before the offset can overflow
-            parsed = parsed.astimezone(UTC)
-        _check_date_range(parsed.date())
+        try:
+            if parsed.tzinfo is not None:
+                parsed = parsed.astimezone(UTC)
+        except OverflowError:
+            parsed = None  # an offset past year 1 or 9999
+        if parsed is None or not EARLIEST <= parsed.replace(tzinfo=None) <= LATEST:
+            raise ma.ValidationError(OUT_OF_RANGE)
         return parsed.replace(tzinfo=None)
 
 
-class BoundedDate(fields.Date):
-    """A calendar date within the accepted range."""
+class UtcDate(fields.Date):
+    """A whole UTC day, within the range of times."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
-        _check_date_range(parsed)
+        if not EARLIEST.date() <= parsed <= LATEST.date():
+            raise ma.ValidationError(OUT_OF_RANGE)
         return parsed
+
+
+class Name(fields.String):
+    """A name people read: one line of visible text. Control characters
+    (NUL, line breaks, tabs) and names of nothing but spaces are refused."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if any(unicodedata.category(char) == "Cc" for char in text):
+            raise ma.ValidationError("Must not contain control characters (NUL, line breaks).")
+        if text and not text.strip():
+            raise ma.ValidationError("Must not be only spaces.")
+        return text
 
 
 class Bare(dict):

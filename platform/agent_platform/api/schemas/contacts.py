@@ -4,7 +4,7 @@ from marshmallow import fields, pre_load, validate
 from ...models.contacts import IDENTITY_TYPES
 from ...services import contacts
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 CUSTOM_FIELDS_DOC = (
@@ -44,7 +44,7 @@ class ContactSchema(RenderedSchema):
 
 
 class ContactCreateSchema(ma.Schema):
-    name = fields.String(validate=validate.Length(max=200))
+    name = Name(validate=validate.Length(max=200))
     phone = fields.String(
         allow_none=True,
         metadata={

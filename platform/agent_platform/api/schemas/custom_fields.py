@@ -3,7 +3,7 @@ from marshmallow import fields, validate
 
 from ...services.custom_fields import FIELD_TYPES
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 
@@ -23,7 +23,7 @@ class CustomFieldSchema(RenderedSchema):
 
 
 class CustomFieldCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
+    name = Name(required=True, validate=validate.Length(min=1, max=100))
     field_type = fields.String(required=True, validate=validate.OneOf(FIELD_TYPES))
     options = fields.List(
         fields.String(validate=validate.Length(min=1, max=100)),

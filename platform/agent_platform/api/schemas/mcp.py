@@ -5,7 +5,7 @@ from marshmallow import fields, validate
 
 from ...models.mcp import TRANSPORTS
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 
@@ -44,7 +44,7 @@ class McpServerSchema(ma.Schema):
 
 
 class McpServerCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = Name(required=True, validate=validate.Length(min=1, max=200))
     url = fields.Url(
         required=True,
         schemes={"http", "https"},

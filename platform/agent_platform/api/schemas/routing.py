@@ -5,7 +5,7 @@ from marshmallow import fields, validate
 
 from ...models.routing import IDLE_ACTIONS, INTENTION_ACTIONS, MATCH_TYPES, TRANSFER_ACTIONS
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
 MAX_TEXT = 4096
@@ -13,6 +13,10 @@ MAX_TEXT = 4096
 
 def _text(maximum, **kwargs):
     return fields.String(validate=validate.Length(min=1, max=maximum), **kwargs)
+
+
+def _name(**kwargs):
+    return Name(validate=validate.Length(min=1, max=200), **kwargs)
 
 
 def _choice(values, description):
@@ -51,7 +55,7 @@ class IntentionSchema(RenderedSchema):
 
 
 class IntentionCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     description = fields.String(validate=validate.Length(max=2000))
     examples = fields.List(
         _text(500),
@@ -102,7 +106,7 @@ class TransferRuleSchema(RenderedSchema):
 
 
 class TransferRuleCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     priority = fields.Integer(
         validate=validate.Range(min=0, max=1000),
         metadata={"description": "Rules are tried lowest first (default 0), then oldest first"},
@@ -111,7 +115,11 @@ class TransferRuleCreateSchema(ma.Schema):
         MATCH_TYPES, "keywords (keywords), regex (pattern) or intention (intention_id)"
     )
     keywords = fields.List(_text(100), validate=validate.Length(min=1, max=50))
-    pattern = _text(500, allow_none=True, metadata={"description": "Python syntax, any case"})
+    pattern = _text(
+        500,
+        allow_none=True,
+        metadata={"description": "RE2 syntax, any case (no look-around or back-references)"},
+    )
     intention_id = fields.UUID(allow_none=True)
     action = _choice(TRANSFER_ACTIONS, "handoff (to a human) or transfer (target_agent_id)")
     target_agent_id = fields.UUID(allow_none=True)
@@ -147,7 +155,7 @@ class IdleActionSchema(RenderedSchema):
 
 
 class IdleActionCreateSchema(ma.Schema):
-    name = _text(200, required=True)
+    name = _name(required=True)
     minutes = fields.Integer(
         required=True,
         validate=validate.Range(min=1, max=43200),

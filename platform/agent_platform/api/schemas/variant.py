@@ -5,7 +5,7 @@ from marshmallow import fields, validate
 
 from ...scopes import SCOPES
 from .agents import AgentBaseSchema, AgentSchema, AgentSettingsSchema
-from .common import BareSchema, UtcDateTime
+from .common import BareSchema, Name, UtcDateTime
 from .trainings import TrainingSchema
 
 
@@ -43,7 +43,7 @@ class VariantSettingsSchema(BareSchema):
 
 
 class PermissionCreateSchema(ma.Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
+    name = Name(required=True, validate=validate.Length(min=1, max=200))
     scopes = fields.List(
         fields.String(validate=validate.OneOf(sorted(SCOPES))),
         required=True,

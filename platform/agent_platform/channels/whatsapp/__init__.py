@@ -5,20 +5,22 @@
 - `parser`: a webhook payload into neutral objects, every type;
 - `signature`: X-Hub-Signature-256 over the raw bytes;
 - `graph`: the Graph API client (WHATSAPP_GRAPH_API_BASE) and its errors;
-- `sender`: outbound messages, registered as the sender of "whatsapp";
+- `sender`: outbound messages;
+- `adapter`: the above behind the adapter contract, registered for "whatsapp";
 - `tasks`: the media download and read-receipt job;
 - `credentials`: the channel health check behind POST /v1/channels/{id}/verify.
 
-Importing the package registers the sender, the credentials check and the job.
+Importing the package registers the adapter, the credentials check and the job.
 """
 
 from ...services import channels as channel_service
-from ..senders import register_sender
+from ..adapters import register_adapter
 from . import tasks
+from .adapter import WhatsAppAdapter
 from .credentials import verify_credentials
 from .sender import WhatsAppSender
 
-register_sender("whatsapp", WhatsAppSender())
+register_adapter(WhatsAppAdapter())
 channel_service.register_verifier("whatsapp", verify_credentials)
 
-__all__ = ["WhatsAppSender", "tasks", "verify_credentials"]
+__all__ = ["WhatsAppAdapter", "WhatsAppSender", "tasks", "verify_credentials"]

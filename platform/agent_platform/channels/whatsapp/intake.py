@@ -20,9 +20,8 @@ import dataclasses
 import hmac
 import logging
 import re
-import threading
 
-from ... import safejson
+from ... import jsonbody
 from ...db import transaction
 from ...errors import Forbidden, NotFound, RateLimited, Unauthorized, ValidationError
 from ...events import emit
@@ -30,6 +29,7 @@ from ...models import Channel, ChannelEvent, ChannelTask
 from ...models.base import canonical_uuid, utcnow
 from ...services import formats
 from ...services import inbound as inbound_service
+from ..group_commit import GroupCommit
 from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
 from .parser import Notice, parse
 from .signature import signature_matches
@@ -85,7 +85,9 @@ def receive(channel_id, body, signature, bound=None, now=None):
     if bound is not None:
         _check_bound(bound(channel.id))
     try:
-        payload = safejson.loads(body)
+        payload = jsonbody.loads(body)
+    except jsonbody.BodyError as error:
+        raise ValidationError(error.field, error.problem) from None
     except ValueError:
         raise ValidationError("body", "is not a JSON document") from None
     return store(channel, parse(payload, channel.settings.get("phone_number_id")), now)
@@ -115,87 +117,6 @@ def _store(channel, items, now):
     for item in items:
         counts[_applied(channel, item, now)] += 1
     return counts
-
-
-class GroupCommit:
-    """Concurrent POSTs share one transaction (group commit).
-
-    SQLite has one writer at a time. Left to itself, every request thread
-    would BEGIN IMMEDIATE and wait for the write lock in SQLite's busy
-    handler, which sleeps in steps of up to 100 ms while the lock may already
-    be free, and every POST would pay its own COMMIT. Instead the first
-    thread to arrive leads: it takes every unit of work waiting, runs them in
-    one transaction (each item atomically, so one that fails rolls back
-    alone), commits once, and wakes their threads; work that arrived
-    meanwhile is led by its first thread. Every POST is still answered only
-    after the COMMIT that stored it.
-    """
-
-    def __init__(self, max_batch=64):
-        self.max_batch = max_batch
-        self._lock = threading.Lock()
-        self._pending = []
-        self._leading = False
-
-    def run(self, work):
-        unit = _Unit(work)
-        with self._lock:
-            self._pending.append(unit)
-            if not self._leading:
-                self._leading = unit.leads = True
-            else:  # it will wait: only then does it need something to wait on
-                unit.wake = threading.Event()
-        while not unit.finished:
-            if unit.leads:
-                self._lead()
-            else:
-                unit.wake.wait()
-                unit.wake.clear()
-        if unit.error is not None:
-            raise unit.error
-        return unit.result
-
-    def _lead(self):
-        with self._lock:
-            batch = self._pending[: self.max_batch]
-            del self._pending[: self.max_batch]
-        try:
-            with transaction():
-                for unit in batch:
-                    unit.execute()
-        except Exception as error:  # the COMMIT itself failed: nothing was stored
-            for unit in batch:
-                unit.result, unit.error = None, error
-        finally:
-            with self._lock:
-                successor = self._pending[0] if self._pending else None
-                if successor is None:
-                    self._leading = False
-                else:
-                    successor.leads = True
-            for unit in batch:
-                unit.leads, unit.finished = False, True
-                if unit.wake is not None:
-                    unit.wake.set()
-            if successor is not None:
-                successor.wake.set()
-
-
-class _Unit:
-    def __init__(self, work):
-        self.work = work
-        self.wake = None  # a threading.Event, made for units that wait
-        self.leads = self.finished = False
-        self.result = self.error = None
-
-    def execute(self):
-        # No savepoint of its own: each item has one (see _applied), so a
-        # failure here leaves only whole items behind, which a redelivery
-        # of the POST finds stored.
-        try:
-            self.result = self.work()
-        except Exception as error:
-            self.error = error
 
 
 _group = GroupCommit()
@@ -260,8 +181,9 @@ def _notice(channel, notice, now):
 
 
 def _logged(channel, notice, now):
-    if notice.kind == "skipped":
-        log.warning("WhatsApp channel %s: %s", channel.id, notice.payload.get("reason"))
+    if notice.kind in ("skipped", "malformed"):
+        reason = notice.payload.get("reason")
+        log.warning("WhatsApp channel %s: item %s: %s", channel.id, notice.kind, reason)
     ChannelEvent.record(channel.id, notice.kind, notice.payload, notice.is_error, now)
     if notice.is_error:
         error = notice.payload.get("error") or {

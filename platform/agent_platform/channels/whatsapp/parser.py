@@ -8,6 +8,7 @@ channel's event log) instead of an error, so one odd item never costs the
 others of its batch.
 """
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -93,16 +94,25 @@ def _guarded(read, item, *args):
         return Notice("malformed", {"reason": f"{type(error).__name__}: {error}", "item": item})
 
 
+def _identifier(item, key):
+    """A network id: a non-empty string or a number, as Meta sends them;
+    anything else (null, an object) refuses the item, never stored as "None"."""
+    value = item[key]
+    if isinstance(value, bool) or not isinstance(value, str | int) or not str(value).strip():
+        raise ValueError(f"{key} is {json.dumps(value)}, not an identifier")
+    return str(value)
+
+
 def _message(message, names):
-    kind, sender = str(message.get("type") or "unknown"), str(message["from"])
-    external_id = str(message["id"])
+    kind, sender = str(message.get("type") or "unknown"), _identifier(message, "from")
+    external_id = _identifier(message, "id")
     timestamp = _time(message.get("timestamp"))
     if kind == "reaction":
         reaction = message["reaction"]
         return Reaction(
             external_id=external_id,
             sender_id=sender,
-            target_external_id=str(reaction["message_id"]),
+            target_external_id=_identifier(reaction, "message_id"),
             emoji=reaction.get("emoji") or None,
             timestamp=timestamp,
         )
@@ -219,7 +229,7 @@ def _status(status):
     if status.get("pricing"):
         metadata["network_pricing"] = status["pricing"]
     return StatusUpdate(
-        external_id=str(status["id"]),
+        external_id=_identifier(status, "id"),
         status=kind,
         at=_time(status.get("timestamp")),
         error=error_of(status["errors"]) if status.get("errors") else None,

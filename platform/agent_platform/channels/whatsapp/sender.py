@@ -32,9 +32,14 @@ class WhatsAppSender:
         return SendResult(external_id=str(sent[0]["id"]))
 
 
+def missing_settings(channel):
+    """The settings a WhatsApp channel needs to send that it does not have."""
+    return [name for name in ("phone_number_id", "access_token") if not channel.settings.get(name)]
+
+
 def _credentials(channel):
     settings = channel.settings
-    missing = [name for name in ("phone_number_id", "access_token") if not settings.get(name)]
+    missing = missing_settings(channel)
     if missing:
         raise SendError(
             "CHANNEL_NOT_CONFIGURED", f"The channel has no {' or '.join(missing)}", None, False

@@ -1,0 +1,87 @@
+"""Group commit for the network intakes: concurrent callbacks share one
+transaction (see GroupCommit). Used by the WhatsApp and Telegram intakes."""
+
+import threading
+
+from ..db import transaction
+
+
+class GroupCommit:
+    """Concurrent POSTs share one transaction (group commit).
+
+    SQLite has one writer at a time. Left to itself, every request thread
+    would BEGIN IMMEDIATE and wait for the write lock in SQLite's busy
+    handler, which sleeps in steps of up to 100 ms while the lock may already
+    be free, and every POST would pay its own COMMIT. Instead the first
+    thread to arrive leads: it takes every unit of work waiting, runs them in
+    one transaction (each item atomically, so one that fails rolls back
+    alone), commits once, and wakes their threads; work that arrived
+    meanwhile is led by its first thread. Every POST is still answered only
+    after the COMMIT that stored it.
+    """
+
+    def __init__(self, max_batch=64):
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._pending = []
+        self._leading = False
+
+    def run(self, work):
+        unit = _Unit(work)
+        with self._lock:
+            self._pending.append(unit)
+            if not self._leading:
+                self._leading = unit.leads = True
+            else:  # it will wait: only then does it need something to wait on
+                unit.wake = threading.Event()
+        while not unit.finished:
+            if unit.leads:
+                self._lead()
+            else:
+                unit.wake.wait()
+                unit.wake.clear()
+        if unit.error is not None:
+            raise unit.error
+        return unit.result
+
+    def _lead(self):
+        with self._lock:
+            batch = self._pending[: self.max_batch]
+            del self._pending[: self.max_batch]
+        try:
+            with transaction():
+                for unit in batch:
+                    unit.execute()
+        except Exception as error:  # the COMMIT itself failed: nothing was stored
+            for unit in batch:
+                unit.result, unit.error = None, error
+        finally:
+            with self._lock:
+                successor = self._pending[0] if self._pending else None
+                if successor is None:
+                    self._leading = False
+                else:
+                    successor.leads = True
+            for unit in batch:
+                unit.leads, unit.finished = False, True
+                if unit.wake is not None:
+                    unit.wake.set()
+            if successor is not None:
+                successor.wake.set()
+
+
+class _Unit:
+    def __init__(self, work):
+        self.work = work
+        self.wake = None  # a threading.Event, made for units that wait
+        self.leads = self.finished = False
+        self.result = self.error = None
+
+    def execute(self):
+        # No savepoint of its own: each item of the work has one (the
+        # inbound service's), so a failure here leaves only whole items
+        # behind, which a redelivery of the callback finds stored.
+        try:
+            self.result = self.work()
+        except Exception as error:
+            self.error = error

@@ -1,0 +1,122 @@
+"""Updates of a Telegram channel, from the webhook or from long polling,
+stored the same way: each update once (by update_id), in one transaction
+with what it carries.
+
+A message goes through services.inbound.receive_inbound (contact,
+conversation, message.received, the agent's reply job), an edit through
+apply_edit, anything ignored (group chats, other update kinds) into the
+channel's event log. An update that fails to store is logged and written to
+the event log, and still counted as received: redelivering it would only
+fail again (and hold back every update after it in polling).
+"""
+
+import json
+import logging
+
+from ...errors import NotFound, RateLimited, ValidationError
+from ...models import Channel, ChannelEvent
+from ...models.base import canonical_uuid, utcnow
+from ...models.telegram import TelegramUpdate
+from ...services import formats
+from ...services import inbound as inbound_service
+from ..group_commit import GroupCommit
+from ..neutral import InboundEdit, InboundMessage
+from . import tasks
+from .parser import Ignored, parse
+
+log = logging.getLogger("agent_platform.telegram")
+
+# Old update ids are forgotten when an update id is a multiple of this
+# (update ids grow by one per update of the bot): not a DELETE per update.
+PRUNE_EVERY = 100
+OUTCOMES = ("messages", "duplicates", "statuses", "reactions", "notices", "failed")
+
+
+def telegram_channel(channel_id):
+    """The active Telegram channel `channel_id`, else 404 CHANNEL_NOT_FOUND."""
+    canonical = canonical_uuid(channel_id)
+    channel = canonical and Channel.active_by_id(canonical)
+    if not channel or channel.type != "telegram":
+        raise NotFound(f"No active Telegram channel {channel_id}.", code="CHANNEL_NOT_FOUND")
+    return channel
+
+
+def decoded(body):
+    """A webhook body as an Update object, else 400 naming the body."""
+    try:
+        update = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ValidationError("body", "is not a JSON document") from None
+    if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+        raise ValidationError("body", "is not a Telegram Update (an object with update_id)")
+    return update
+
+
+def check_bound(decision):
+    if not decision.allowed:
+        raise RateLimited(
+            f"This channel received more than {decision.limit} updates in the last minute; "
+            f"retry in {decision.retry_after} seconds.",
+            headers={"Retry-After": str(decision.retry_after)},
+        )
+
+
+def store(channel, updates, now=None):
+    """Store `updates` (decoded Update objects) on `channel`; the count of
+    each outcome. Returns once they are committed, in a transaction shared
+    with the callbacks arriving at the same moment (see GroupCommit)."""
+    now = now or utcnow()
+    return _group.run(lambda: _store(channel, updates, now))
+
+
+def _store(channel, updates, now):
+    """Runs inside the group's transaction."""
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for update in updates:
+        counts[_stored(channel, update, now)] += 1
+    if any(update["update_id"] % PRUNE_EVERY == 0 for update in updates):
+        TelegramUpdate.prune(channel.id)
+    return counts
+
+
+_group = GroupCommit()
+
+
+def _stored(channel, update, now):
+    # No savepoint of its own: the claim is one statement, and what follows
+    # is atomic in the service (a savepoint inside the group's transaction).
+    if not TelegramUpdate.claim(channel.id, update["update_id"], now):
+        return "duplicates"
+    item = parse(update)
+    try:
+        return APPLY[type(item)](channel, item, now)
+    except Exception as error:
+        log.exception(
+            "Telegram update %s not stored on channel %s", update["update_id"], channel.id
+        )
+        payload = {"reason": f"{type(error).__name__}: {error}", "update": update}
+        ChannelEvent.record(channel.id, "item_failed", payload, True, now)
+        return "failed"
+
+
+def _message(channel, message, now):
+    result = inbound_service.receive_inbound(channel, message, now=now)
+    if result.duplicate:
+        return "duplicates"
+    tasks.queue_tasks(channel, result.message, now)
+    return "messages"
+
+
+def _edit(channel, edit, now):
+    if inbound_service.apply_edit(channel, edit, now=now) is None:
+        log.info("edit of unknown message %s ignored", edit.external_id)
+    return "messages"
+
+
+def _ignored(channel, ignored, now):
+    payload = formats.jsonable({"reason": ignored.reason, **ignored.payload})
+    ChannelEvent.record(channel.id, "skipped", payload, False, now)
+    return "notices"
+
+
+APPLY = {InboundMessage: _message, InboundEdit: _edit, Ignored: _ignored}

@@ -1,0 +1,80 @@
+"""Long polling, for channels in intake_mode "polling" (the default): a
+scheduler job asks getUpdates for each such channel, from the offset kept
+in the database (one past the highest update stored), and stores what comes
+back as the webhook would.
+
+A short poll (timeout 0) every TELEGRAM_POLL_SECONDS: one job serves every
+channel, and none holds a scheduler thread for long. Telegram refuses
+getUpdates while a webhook is set (409): the webhook left from an earlier
+intake_mode is then deleted, and the next tick polls.
+"""
+
+import logging
+
+from ... import scheduler
+from ...models import Channel, ChannelEvent
+from ...models.telegram import TelegramUpdate
+from .botapi import BotApiError, client
+from .intake import store
+from .webhook import ALLOWED_UPDATES, failed, unregister
+
+log = logging.getLogger("agent_platform.telegram")
+
+DEFAULT_INTAKE_MODE = "polling"
+BATCH = 100  # the most getUpdates hands out at once
+POLL_FAILED = "getUpdates_failed"
+
+
+def intake_mode(channel):
+    return channel.settings.get("intake_mode") or DEFAULT_INTAKE_MODE
+
+
+@scheduler.job("TELEGRAM_POLL_SECONDS")
+def poll_updates(now=None):
+    """One getUpdates per polling Telegram channel; the number of updates stored."""
+    stored = 0
+    for channel in Channel.active_of_type("telegram"):
+        if channel.settings.get("bot_token") and intake_mode(channel) == "polling":
+            stored += poll_channel(channel, now)
+    return stored
+
+
+def poll_channel(channel, now=None):
+    """getUpdates from the stored offset, stored; the number of new updates."""
+    params = {"timeout": 0, "limit": BATCH, "allowed_updates": ALLOWED_UPDATES}
+    offset = TelegramUpdate.next_offset(channel.id)
+    if offset is not None:
+        params["offset"] = offset
+    try:
+        updates = client(channel.settings["bot_token"]).call("getUpdates", params)
+    except BotApiError as error:
+        return _refused(channel, error)
+    if not isinstance(updates, list):
+        log.warning("Telegram getUpdates gave no list on channel %s", channel.id)
+        return 0
+    valid = [u for u in updates if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
+    counts = store(channel, valid, now)
+    return len(valid) - counts["duplicates"]
+
+
+def _refused(channel, error):
+    """A webhook left from webhook mode is deleted; another process polling
+    the same bot (Telegram answers 409 to one of the two) and passing
+    trouble are only logged; anything else (a revoked token) is a channel
+    error, raised once rather than at every poll."""
+    if error.code == "409" and "webhook" in error.title.lower():
+        unregister(channel)
+    elif error.retryable or error.code == "409":
+        log.warning("Telegram getUpdates on channel %s: %s", channel.id, error)
+    elif not _said_already(channel, error):
+        failed(channel, POLL_FAILED, error.as_dict())
+    return 0
+
+
+def _said_already(channel, error):
+    latest = ChannelEvent.latest(channel.id)
+    return (
+        latest is not None
+        and latest.kind == POLL_FAILED
+        and latest.payload.get("error", {}).get("code") == error.code
+    )

@@ -1,0 +1,94 @@
+"""Webhook intake: the Bot API POSTs each Update to the channel's callback
+URL with the secret given to setWebhook in X-Telegram-Bot-Api-Secret-Token.
+
+`register` (on activation, in intake_mode "webhook") calls setWebhook with
+<server.public_url>/inbound/telegram/<channel id> and the channel's
+secret_token, made at random (and stored encrypted) when it has none;
+`unregister` calls deleteWebhook. Their outcome goes to the channel's event
+log; a failure also raises channel.error (the settings stay stored).
+"""
+
+import hmac
+import logging
+import secrets
+
+from flask import current_app
+
+from ...db import transaction
+from ...errors import Unauthorized
+from ...events import emit
+from ...models import Channel, ChannelEvent
+from ...services import formats
+from .botapi import BotApiError, client
+from .intake import check_bound, decoded, store, telegram_channel
+
+log = logging.getLogger("agent_platform.telegram")
+
+HEADER = "X-Telegram-Bot-Api-Secret-Token"
+ALLOWED_UPDATES = ["message", "edited_message", "callback_query"]
+
+
+def receive(channel_id, callback, bound=None):
+    """One webhook POST: secret checked (constant time), bound, stored."""
+    channel = telegram_channel(channel_id)
+    given = callback.headers.get(HEADER)
+    if not given:
+        raise Unauthorized(f"The {HEADER} header is missing.", code="MISSING_SECRET_TOKEN")
+    expected = channel.settings.get("secret_token") or ""
+    if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise Unauthorized(
+            f"{HEADER} is not the secret this channel gave setWebhook.",
+            code="INVALID_SECRET_TOKEN",
+        )
+    if bound is not None:
+        check_bound(bound(channel.id))
+    return store(channel, [decoded(callback.body)])
+
+
+def callback_url(channel):
+    return f"{current_app.config['SERVER_PUBLIC_URL'].rstrip('/')}/inbound/telegram/{channel.id}"
+
+
+def register(channel):
+    """setWebhook for the channel, with its secret (made when it has none)."""
+    secret = channel.settings.get("secret_token") or _new_secret(channel)
+    params = {
+        "url": callback_url(channel),
+        "secret_token": secret,
+        "allowed_updates": ALLOWED_UPDATES,
+    }
+    _recorded(channel, "setWebhook", params, "webhook_set", {"url": params["url"]})
+
+
+def unregister(channel):
+    _recorded(channel, "deleteWebhook", {}, "webhook_deleted", {})
+
+
+def _new_secret(channel):
+    secret = secrets.token_urlsafe(32)
+    with transaction():
+        stored = Channel.get_by_id(channel.id)
+        stored.settings = {**stored.settings, "secret_token": secret}
+        stored.save(only=[Channel.settings], keep_updated_at=True)
+    channel.settings = stored.settings
+    return secret
+
+
+def _recorded(channel, method, params, kind, details):
+    try:
+        client(channel.settings["bot_token"]).call(method, params)
+    except BotApiError as error:
+        log.warning("Telegram %s failed on channel %s: %s", method, channel.id, error)
+        failed(channel, f"{method}_failed", error.as_dict())
+        return False
+    with transaction():
+        ChannelEvent.record(channel.id, kind, details)
+    return True
+
+
+def failed(channel, kind, error):
+    """Record a failed Bot API call in the channel's log and raise channel.error."""
+    with transaction():
+        ChannelEvent.record(channel.id, kind, {"error": error}, is_error=True)
+        data = {**formats.jsonable(channel.as_dict()), "error": error, "source": kind}
+        emit(channel.workspace_id, "channel.error", data)

@@ -1,0 +1,51 @@
+"""One server process per database.
+
+The rate limiter counts in memory and the serving process runs the
+scheduler: a second serving process on the same database (`gunicorn -w 2`,
+or a second `serve`) would split every key's limit between processes and
+start silently. Each serving process therefore holds an exclusive lock on
+`<database>.serve.lock` for as long as it lives; another one is refused,
+naming the process that serves. (`agent-platform worker`, which only runs
+jobs, needs no lock: jobs claim their work with leases.)
+"""
+
+import fcntl
+import os
+
+_held = {}  # lock path -> the open file holding its lock, kept for the process's life
+
+
+class AlreadyServing(Exception):
+    """Another process serves the database; the message says which and what to do."""
+
+
+def lock_path(database_path):
+    return f"{database_path}.serve.lock"
+
+
+def claim(database_path):
+    """Hold the serving lock of `database_path`, or raise AlreadyServing."""
+    path = lock_path(database_path)
+    if path in _held:
+        return
+    handle = open(path, "a+")  # held open: the lock lasts as long as the file
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _holder(handle)
+        handle.close()
+        raise AlreadyServing(
+            f"another process{holder} is already serving {database_path}; run one server "
+            "process per database (its rate limits and scheduler live in memory): "
+            "stop it, or give this one another database.path"
+        ) from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    _held[path] = handle
+
+
+def _holder(handle):
+    handle.seek(0)
+    pid = handle.read().strip()
+    return f" (pid {pid})" if pid.isdigit() else ""

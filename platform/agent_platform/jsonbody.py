@@ -1,0 +1,67 @@
+"""JSON request bodies read with limits: nesting depth, and text that is
+Unicode. Used by the API's argument parser and the networks' callbacks.
+
+Python's json parser recurses once per level, so a body of 100,000 `[`
+ends in a RecursionError; and a JSON escape of a lone surrogate (`"\\ud800"`)
+loads as a str that SQLite cannot store. Both are the sender's mistakes,
+refused here with the place at fault instead of failing deeper down.
+"""
+
+import json
+import re
+
+MAX_DEPTH = 32
+
+# Strings (skipped whole, escapes included) and the brackets outside them.
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class BodyError(ValueError):
+    def __init__(self, field, problem):
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
+def loads(body):
+    """The document in `body` (bytes), or BodyError (or ValueError when it
+    is not JSON at all)."""
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
+        _check_depth(body)
+    document = json.loads(body)
+    if _SURROGATE_ESCAPE.search(body):
+        _check_text(document, ())
+    return document
+
+
+def _check_depth(body):
+    depth = 0
+    for token in _TOKENS.finditer(body):
+        bracket = token.group()
+        if bracket in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise BodyError("body", f"is nested deeper than {MAX_DEPTH} levels")
+        elif bracket in (b"]", b"}"):
+            depth -= 1
+
+
+def _check_text(value, path):
+    """Every string (keys too) encodes as UTF-8: no lone surrogate."""
+    if isinstance(value, str):
+        _check_string(value, path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_string(key, path)
+            _check_text(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_text(item, (*path, str(index)))
+
+
+def _check_string(text, path):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        field = ".".join(path) or "body"
+        raise BodyError(field, "contains a lone UTF-16 surrogate (\\ud800-\\udfff)") from None

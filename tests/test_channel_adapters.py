@@ -1,0 +1,79 @@
+"""The adapter contract seen from the API: a channel type without an adapter
+is never said yes to for messages (refused when connected, when a message is
+posted, at its callback URL), and nothing it queued stays queued."""
+
+import pytest
+
+from agent_platform.models import Message
+from agent_platform.services import sending
+from conftest import assert_error
+from conversations_helpers import (
+    data,
+    events,
+    make_agent,
+    make_channel,
+    make_contact,
+    make_conversation,
+    send,
+)
+
+
+@pytest.fixture
+def email_chat(caller):
+    settings = {"from_address": "help@example.com"}
+    channel = make_channel(caller, name="Mail", type="email", settings=settings)
+    contact = make_contact(caller, name="Bia", email="bia@example.com")
+    return make_conversation(caller, contact["id"], channel["id"])
+
+
+def test_a_message_on_a_type_without_adapter_is_refused_when_posted(caller, email_chat):
+    assert_error(
+        send(caller, email_chat["id"]),
+        409,
+        "CHANNEL_CANNOT_SEND",
+        "Channels of type email cannot send messages yet",
+    )
+    assert data(caller.get(f"/v1/conversations/{email_chat['id']}/messages")) == []
+    assert [name for name, _ in events(caller.workspace_id) if name.startswith("message.")] == []
+
+
+@pytest.mark.parametrize("kind", ["email", "website"])
+def test_a_type_without_adapter_cannot_be_connected_to_an_agent(caller, kind):
+    channel = make_channel(caller, name=kind, type=kind)
+    assert_error(
+        caller.post(f"/v1/channels/{channel['id']}/connect", json={"agent_id": make_agent(caller)}),
+        409,
+        "CHANNEL_TYPE_NOT_AVAILABLE",
+        f"type {kind} cannot carry messages",
+    )
+    assert data(caller.get(f"/v1/channels/{channel['id']}"))["agent_id"] is None
+    # Its settings, QR code and widget stay available (they need no network).
+    assert caller.get(f"/v1/channels/{channel['id']}/settings").status_code == 200
+
+
+def test_a_message_left_queued_on_a_type_without_adapter_fails(caller, email_chat):
+    """A row queued before its type lost its adapter (or by an older version)."""
+    Message.insert(
+        id="01a20000-0000-7000-8000-000000000001",
+        conversation=email_chat["id"],
+        channel=email_chat["channel_id"],
+        contact_id=email_chat["contact_id"],
+        direction="outbound",
+        sender_type="human",
+        status="queued",
+        type="text",
+        text="Hello",
+    ).execute()
+    assert sending.send_queued() == 1
+    failed = data(caller.get("/v1/messages/01a20000-0000-7000-8000-000000000001"))
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "CHANNEL_CANNOT_SEND")
+    assert "type email" in failed["error"]["title"]
+    [(_, event)] = events(caller.workspace_id, "message.failed")
+    assert event["id"] == failed["id"]
+
+
+@pytest.mark.parametrize("kind", ["email", "website", "sms"])
+def test_types_without_adapter_have_no_callback_url(client, caller, kind):
+    channel = make_channel(caller, name="x", type="email")
+    response = client.post(f"/inbound/{kind}/{channel['id']}", json={"x": 1})
+    assert_error(response, 404, "CHANNEL_NOT_FOUND", kind)
