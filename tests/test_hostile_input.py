@@ -12,10 +12,27 @@ import pytest
 from agent_platform.models import Agent, Channel, ChannelEvent, Message
 from conftest import assert_error
 from conversations_helpers import data, make_agent
+from fuzz_seed import seed_workspace
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import messages_payload, post, text
 
 MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
+
+
+@pytest.fixture
+def settings(tmp_path, graph):
+    # As whatsapp_helpers', and the seeded webhook and MCP server of
+    # fuzz_seed may point at a closed loopback port.
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "WHATSAPP_GRAPH_API_BASE": graph.base,
+        "WHATSAPP_TIMEOUT_SECONDS": 2,
+        "MEDIA_DIR": str(tmp_path / "media"),
+        "SERVER_PUBLIC_URL": "https://agents.example.com",
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [],
+        "MCP_ALLOW_PRIVATE_URLS": True,
+    }
 
 
 def raw(caller, method, path, body):
@@ -232,3 +249,74 @@ def test_a_whatsapp_message_without_an_id_is_refused_and_the_batch_kept(
     assert f"channel {channel['id']}: item malformed: ValueError: id is" in caplog.text
     event = ChannelEvent.get(ChannelEvent.kind == "malformed")
     assert event.payload["item"]["text"] == {"body": "second"}
+
+
+# --- found by the OpenAPI fuzz test (tests/test_fuzz_openapi.py) ----------------------
+
+
+def test_options_needs_no_key_and_reveals_only_the_methods(client, caller):
+    agent_id = make_agent(caller)
+    response = client.options(f"/v1/agents/{agent_id}")
+    assert response.status_code == 200
+    allowed = set(response.headers["Allow"].split(", "))
+    assert allowed == {"GET", "HEAD", "OPTIONS", "PATCH", "DELETE"}
+    assert response.get_data() == b""
+
+
+def test_a_huge_limit_is_400_on_every_listing(client, caller):
+    ids = seed_workspace(client, caller.key)
+    document = client.get("/openapi.json").get_json()
+    listings = [
+        re.sub(r"\{(\w+)\}", lambda name: ids[name.group(1)], path)
+        for path, operations in document["paths"].items()
+        if any(p["name"] == "limit" for p in operations.get("get", {}).get("parameters", []))
+    ]
+    assert len(listings) >= 14
+    for path in listings:
+        response = caller.get(path, query_string={"limit": 2**62, "q": "x"})
+        assert response.status_code == 400, path
+        assert "limit: Must be" in response.get_json()["error"]["message"], path
+
+
+def test_sort_fields_are_documented_as_the_enum_that_is_checked(client, caller):
+    document = client.get("/openapi.json").get_json()
+    parameters = document["paths"]["/v1/agents"]["get"]["parameters"]
+    (sort,) = [parameter for parameter in parameters if parameter["name"] == "sort"]
+    assert sort["schema"]["enum"] == ["created_at", "name", "updated_at"]
+    for value in sort["schema"]["enum"]:
+        assert caller.get("/v1/agents", query_string={"sort": value}).status_code == 200
+    assert_error(caller.get("/v1/agents?sort="), 400, "VALIDATION_ERROR", "sort: Must be one of")
+
+
+def test_a_patch_keeps_the_required_fields_of_nested_objects(caller):
+    # PATCH schemas were partial all the way down: an identity without its
+    # type reached the service and failed there with a KeyError (a 500).
+    contact = data(caller.post("/v1/contacts", json={"name": "Bia"}), 201)
+    path = f"/v1/contacts/{contact['id']}"
+    response = caller.patch(path, json={"identities": [{"external_id": "5511911112222"}]})
+    assert_error(response, 400, "MISSING_REQUIRED_FIELD", "identities.0.type")
+    assert data(caller.get(path))["identities"] == []
+
+
+def test_a_handoff_takes_no_body_as_its_document_says(client, caller):
+    conversation_id = seed_workspace(client, caller.key)["conversation_id"]
+    assert data(caller.post(f"/v1/chats/{conversation_id}/handoff"))["status"] == "handoff"
+    document = client.get("/openapi.json").get_json()
+    operation = document["paths"]["/v1/chats/{conversation_id}/handoff"]["post"]
+    assert operation["requestBody"]["required"] is False
+
+
+def test_channel_settings_responses_match_their_documented_schema(client, caller):
+    channel_id = seed_workspace(client, caller.key)["channel_id"]
+    document = client.get("/openapi.json").get_json()
+    schema = document["components"]["schemas"]["ChannelSettings"]
+    settings = data(caller.get(f"/v1/channels/{channel_id}/settings"))
+    assert settings["phone_number_id"] and schema.get("additionalProperties", True) is not False
+
+
+def test_credits_from_the_last_month_of_the_range_end_on_its_last_day(caller):
+    # The default end (the month's last day, 9999-12-31) had no day after it: a 500.
+    agent_id = make_agent(caller)
+    for day in ("9999-12-01", "9999-12-30"):
+        report = data(caller.get(f"/v1/agents/{agent_id}/credits?from={day}"))
+        assert report["period_end"] == "9999-12-30T23:59:59.999999Z"

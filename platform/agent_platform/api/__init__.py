@@ -1,6 +1,7 @@
 """HTTP layer: one flask-smorest Blueprint per resource, one error renderer."""
 
 from flask_smorest import Api as SmorestApi
+from marshmallow import fields
 from werkzeug.exceptions import HTTPException
 
 from ..errors import ApiError
@@ -79,6 +80,8 @@ def openapi_settings(version):
 
 def init_api(app):
     api = Api(app)
+    # Documented as a standard format, which clients and generators know.
+    api.register_field(fields.Url, "string", "uri")
     for blueprint in V1_BLUEPRINTS:
         api.register_blueprint(blueprint, url_prefix="/v1" + blueprint.url_prefix)
     for blueprint in ROOT_BLUEPRINTS:

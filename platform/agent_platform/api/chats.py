@@ -31,7 +31,7 @@ class Chats(MethodView):
 @blp.route("/<conversation_id>/handoff")
 class Handoff(MethodView):
     @blp.scope("chats:write")
-    @blp.arguments(HandoffSchema)
+    @blp.arguments(HandoffSchema, required=False)
     @blp.response(200, ConversationSchema)
     @blp.errors(400, 404, 409)
     def post(self, values, conversation_id):

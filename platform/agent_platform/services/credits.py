@@ -123,7 +123,11 @@ def _period(date_from, date_to, today):
     if date_from is None:
         date_from = date(anchor.year, anchor.month, 1)
     if date_to is None:
-        date_to = date(anchor.year, anchor.month, calendar.monthrange(anchor.year, anchor.month)[1])
+        month_end = date(
+            anchor.year, anchor.month, calendar.monthrange(anchor.year, anchor.month)[1]
+        )
+        # Never date.max: the period's exclusive end is the day after its last.
+        date_to = min(month_end, date.max - timedelta(days=1))
     if date_from > date_to:
         raise ValidationError("from", "must not be after to")
     if (date_to - date_from).days + 1 > MAX_REPORT_DAYS:

@@ -6,6 +6,11 @@ from ...services.agents import MODEL_PROVIDERS, TONES, WORKFLOW_TYPES
 from ..pagination import ListQuery
 from .common import Name, UtcDate, UtcDateTime
 
+# What services.agents.normalize_language accepts, in any case.
+LANGUAGE_PATTERN = (
+    r"^[A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+    r"(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$"
+)
 LANGUAGE_DOC = "A BCP 47 language tag (en, pt-BR, zh-Hant-TW), stored in canonical case"
 
 
@@ -40,7 +45,7 @@ class AgentBaseSchema(ma.Schema):
     )
     language = fields.String(
         validate=validate.Length(min=1, max=35),
-        metadata={"description": LANGUAGE_DOC + "; default en"},
+        metadata={"description": LANGUAGE_DOC + "; default en", "pattern": LANGUAGE_PATTERN},
     )
     tone = fields.String(
         validate=validate.OneOf(TONES), metadata={"description": "Default professional"}
@@ -62,7 +67,8 @@ class AgentUpdateSchema(AgentCreateSchema):
     """Every field optional (PATCH)."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class AgentListQuery(ListQuery):
@@ -102,7 +108,10 @@ class AgentSettingsSchema(ma.Schema):
     base_url = fields.String(
         allow_none=True,
         validate=validate.URL(schemes={"http", "https"}, require_tld=False),
-        metadata={"description": "Chat-completions base URL; null: the provider's default"},
+        metadata={
+            "description": "Chat-completions base URL; null: the provider's default",
+            "format": "uri",
+        },
     )
     api_key = fields.String(
         load_only=True,

@@ -35,6 +35,9 @@ class ChannelSettingsSchema(ma.Schema):
     """The settings object of a channel: keys depend on its type (see Channel.settings);
     secrets read back only as <name>_set true/false."""
 
+    class Meta:
+        unknown = ma.INCLUDE  # documented as an open object: its keys vary by type
+
     def dump(self, obj, *, many=None):
         return obj.public_settings()
 

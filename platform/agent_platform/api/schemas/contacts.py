@@ -47,9 +47,14 @@ class ContactCreateSchema(ma.Schema):
     name = Name(validate=validate.Length(max=200))
     phone = fields.String(
         allow_none=True,
-        metadata={"description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)"},
+        metadata={
+            "description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)",
+            "pattern": r"^\+[1-9][0-9]{6,14}$",
+        },
     )
-    email = fields.String(allow_none=True, validate=validate.Length(max=254))
+    email = fields.String(
+        allow_none=True, validate=validate.Length(max=254), metadata={"format": "email"}
+    )
     custom_fields = fields.Dict(
         keys=fields.String(), allow_none=True, metadata={"description": CUSTOM_FIELDS_DOC}
     )
@@ -65,7 +70,8 @@ class ContactUpdateSchema(ContactCreateSchema):
     """Every field optional (PATCH); custom_fields are merged by name."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class ContactListQuery(ListQuery):

@@ -38,7 +38,8 @@ class CustomFieldUpdateSchema(CustomFieldCreateSchema):
     """Every field optional (PATCH)."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class CustomFieldListQuery(ListQuery):

@@ -69,7 +69,8 @@ class McpServerUpdateSchema(McpServerCreateSchema):
     """Every field optional (PATCH); `headers` replaces all headers."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class McpServerListQuery(ListQuery):

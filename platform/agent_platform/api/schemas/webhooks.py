@@ -1,6 +1,7 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from ...events.catalog import CATEGORIES, EVENTS
 from ...models.webhooks import DELIVERY_STATUSES, WEBHOOK_STATUSES
 from ..pagination import ListQuery
 from .common import UtcDateTime
@@ -38,10 +39,13 @@ class WebhookCreateSchema(ma.Schema):
     url = fields.String(
         required=True,
         validate=validate.Length(min=1, max=2048),
-        metadata={"description": "http or https URL on a public address"},
+        metadata={"description": "http or https URL on a public address", "format": "uri"},
     )
     events = fields.List(
-        fields.String(validate=validate.Length(min=1, max=64)),
+        fields.String(
+            validate=validate.Length(min=1, max=64),
+            metadata={"enum": ["*", *CATEGORIES, *EVENTS]},
+        ),
         required=True,
         validate=validate.Length(min=1, max=100),
         metadata={"description": EVENTS_HELP},
@@ -54,7 +58,8 @@ class WebhookUpdateSchema(WebhookCreateSchema):
     """Every field optional (PATCH)."""
 
     def __init__(self, **kwargs):
-        super().__init__(partial=True, **kwargs)
+        # Top-level fields only: nested objects given keep their required fields.
+        super().__init__(partial=tuple(self._declared_fields), **kwargs)
 
 
 class WebhookListQuery(ListQuery):

@@ -1,0 +1,62 @@
+"""Objects of every kind in one workspace, for the fuzz test's path ids."""
+
+from conversations_helpers import WA_SETTINGS, data, inbound
+from webhooks_helpers import deliveries_of
+
+# Nothing listens there: webhook deliveries and MCP syncs fail at once.
+CLOSED_PORT_URL = "http://127.0.0.1:9/closed"
+
+
+class _Client:
+    def __init__(self, client, raw_key):
+        self.client, self.key = client, raw_key
+
+    def post(self, path, body):
+        return data(self.client.post(path, json=body, headers={"x-api-key": self.key}), 201)
+
+
+def seed_workspace(client, raw_key):
+    """{path parameter name: id of a live object} for the workspace of `raw_key`."""
+    api = _Client(client, raw_key)
+    webhook = api.post("/v1/webhooks", {"url": CLOSED_PORT_URL, "events": ["*"]})
+    server = api.post("/v1/mcp-servers", {"name": "Tools", "url": CLOSED_PORT_URL})
+    ids = {"webhook_id": webhook["id"], "server_id": server["id"]}
+    ids.update(_seed_agent(api))
+    ids.update(_seed_chat(api))  # its events queue deliveries to the webhook
+    ids["delivery_id"] = deliveries_of(webhook["id"])[0].id
+    return ids
+
+
+def _seed_agent(api):
+    agent_id = api.post("/v1/agents", {"name": "Fuzzed agent"})["id"]
+    training = api.post(
+        f"/v1/agents/{agent_id}/trainings", {"type": "text", "content": "Hours: 9-5"}
+    )
+    intention = api.post(
+        f"/v1/agents/{agent_id}/intentions",
+        {
+            "name": "Cancel",
+            "examples": ["I want to cancel my order"],
+            "action": "reply",
+            "reply_text": "Cancelled.",
+        },
+    )
+    return {"agent_id": agent_id, "training_id": training["id"], "item_id": intention["id"]}
+
+
+def _seed_chat(api):
+    channel = api.post("/v1/channels", {"name": "WA", "type": "whatsapp", "settings": WA_SETTINGS})
+    contact = api.post("/v1/contacts", {"name": "Bia", "phone": "+5511911112222"})
+    conversation = api.post(
+        "/v1/conversations", {"contact_id": contact["id"], "channel_id": channel["id"]}
+    )
+    inbound(channel["id"], "wamid.fuzz-1")
+    message = api.post(f"/v1/conversations/{conversation['id']}/messages", {"text": "Hi"})
+    field = api.post("/v1/custom-fields", {"name": "Plan", "field_type": "text"})
+    return {
+        "channel_id": channel["id"],
+        "contact_id": contact["id"],
+        "conversation_id": conversation["id"],
+        "message_id": message["id"],
+        "field_id": field["id"],
+    }
