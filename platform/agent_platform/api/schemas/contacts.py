@@ -48,8 +48,11 @@ class ContactCreateSchema(ma.Schema):
     phone = fields.String(
         allow_none=True,
         metadata={
-            "description": "E.164, e.g. +5511987654321 (else 400 INVALID_PHONE_FORMAT)",
-            "pattern": r"^\+[1-9][0-9]{6,14}$",
+            "description": (
+                "With its country code: +15557014422, +1 555-701-4422 or 15557014422; "
+                "stored as E.164 (else 400 INVALID_PHONE_FORMAT)"
+            ),
+            "pattern": r"^\s*(\+|00)?[0-9][0-9 ().\-\u00a0\u2010\u2011]{5,28}[0-9]\s*$",
         },
     )
     email = fields.String(
