@@ -48,9 +48,9 @@ def test_create_returns_the_contact(caller):
 @pytest.mark.parametrize(
     "phone",
     [
-        "5511987654321",  # no plus
+        "(11) 98765-4321",  # no country code
         "+05511987654321",  # country code cannot start with 0
-        "+55 11 98765-4321",  # separators
+        "55 11 98765-4321",  # separators without the plus: a local number
         "+1234567890123456",  # 16 digits
         "+123456",  # too short
         "+55119876543a1",

@@ -31,9 +31,9 @@ def phone(value, field):
     """A phone number as E.164 (+ and 7 to 15 digits), else 400 INVALID_PHONE_FORMAT.
 
     Accepted as Meta shows them: with spaces, dashes, dots or parentheses
-    ("+1 555-701-4422", its dashboard), or digits without the plus
-    ("15557014422", its webhook payloads), always with the country code;
-    00 for the plus as well. Stored as +15557014422.
+    after the plus ("+1 555-701-4422", its dashboard), or digits alone
+    without it ("15557014422", its webhook payloads), always with the
+    country code; 00 for the plus as well. Stored as +15557014422.
     """
     normalised = _e164(value) if isinstance(value, str) else None
     if normalised is None:
@@ -47,10 +47,13 @@ def phone(value, field):
 
 
 def _e164(value):
-    compact = _SEPARATORS.sub("", value)
+    stripped = value.strip()
+    compact = _SEPARATORS.sub("", stripped)
     if compact.startswith("00"):
         compact = "+" + compact[2:]
-    elif compact.isdigit():
+    elif stripped.isdigit():
+        # Digits alone are Meta's payload form, country code first. With
+        # separators and no plus ("11 98765-4321") a number is local: refused.
         compact = "+" + compact
     return compact if _E164.match(compact) else None
 
