@@ -111,3 +111,16 @@ def test_restore_refuses_a_broken_backup(cli, tmp_path):
     assert "not a usable SQLite database" in cli("restore", str(broken), code=1)
     assert "no backup at" in cli("restore", str(tmp_path / "missing.db"), code=1)
     assert "live" in cli("workspaces", "list")
+
+
+def test_restore_by_hand_as_documented(cli, tmp_path):
+    # Service stopped: copy the backup over the database, remove -wal and -shm.
+    cli("workspaces", "create", "--name", "old")
+    cli("backup", str(tmp_path / "copy.db"))
+    cli("workspaces", "create", "--name", "newer")
+    live = tmp_path / "live.db"
+    live.write_bytes((tmp_path / "copy.db").read_bytes())
+    for suffix in ("-wal", "-shm"):
+        (tmp_path / f"live.db{suffix}").unlink(missing_ok=True)
+    assert workspace_names(live) == ["old"]
+    assert "newer" not in cli("workspaces", "list")
