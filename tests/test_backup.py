@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from agent_platform.cli import main
+from agent_platform.db import database
 
 
 @pytest.fixture
@@ -118,6 +119,7 @@ def test_restore_by_hand_as_documented(cli, tmp_path):
     cli("workspaces", "create", "--name", "old")
     cli("backup", str(tmp_path / "copy.db"))
     cli("workspaces", "create", "--name", "newer")
+    database.close_all()  # the service stopped: no connection left open
     live = tmp_path / "live.db"
     live.write_bytes((tmp_path / "copy.db").read_bytes())
     for suffix in ("-wal", "-shm"):
