@@ -75,6 +75,7 @@ def test_backup_refuses_to_overwrite_unless_forced(cli, tmp_path):
     target.write_text("precious")
     assert "already exists; pass --force" in cli("backup", str(target), code=1)
     assert target.read_text() == "precious"
+    assert "no directory" in cli("backup", str(tmp_path / "missing" / "copy.db"), code=1)
     cli("workspaces", "create", "--name", "kept")
     cli("backup", str(target), "--force")
     assert workspace_names(target)[0] == "kept"

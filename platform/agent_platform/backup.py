@@ -10,6 +10,7 @@ refuses while any other process (a running service) has the database open.
 
 import os
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 
@@ -22,16 +23,26 @@ def backup(source, target, force=False, timeout=10):
     target = Path(target).resolve()
     if target.exists() and not force:
         raise BackupError(f"{target} already exists; pass --force to replace it")
+    if not target.parent.is_dir():
+        raise BackupError(f"no directory {target.parent} to write the backup in")
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
-    with _closing(sqlite3.connect(source, timeout=timeout)) as live:
-        with _closing(sqlite3.connect(partial)) as copy:
+    try:
+        _copy(source, partial, timeout)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
+    return target.stat().st_size
+
+
+def _copy(source, partial, timeout):
+    with closing(sqlite3.connect(source, timeout=timeout)) as live:
+        with closing(sqlite3.connect(partial)) as copy:
             live.backup(copy)
             # One self-contained file: no -wal beside it to lose when copied.
             copy.execute("PRAGMA journal_mode=DELETE")
-            check_integrity(copy, target)
-    os.replace(partial, target)
-    return target.stat().st_size
+            check_integrity(copy, partial)
 
 
 def restore(backup_path, database_path, timeout=10):
@@ -39,9 +50,9 @@ def restore(backup_path, database_path, timeout=10):
     backup_path = Path(backup_path).resolve()
     if not backup_path.is_file():
         raise BackupError(f"no backup at {backup_path}")
-    with _closing(sqlite3.connect(f"{backup_path.as_uri()}?mode=ro", uri=True)) as source:
+    with closing(sqlite3.connect(f"{backup_path.as_uri()}?mode=ro", uri=True)) as source:
         check_integrity(source, backup_path)
-        with _closing(_exclusive(database_path)) as live:
+        with closing(_exclusive(database_path)) as live:
             source.backup(live)
             live.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
@@ -69,16 +80,3 @@ def check_integrity(connection, path):
         raise BackupError(f"{path} is not a usable SQLite database: {error}") from error
     if result != [("ok",)]:
         raise BackupError(f"{path} fails its integrity check: {result[0][0]}")
-
-
-class _closing:
-    """sqlite3's own context manager commits but never closes."""
-
-    def __init__(self, connection):
-        self.connection = connection
-
-    def __enter__(self):
-        return self.connection
-
-    def __exit__(self, *exc):
-        self.connection.close()
