@@ -9,12 +9,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# Reinstall whenever pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test]'
+# Reinstall whenever pyproject.toml changes. Running needs the package only
+# (.runtime); tests and linting add the test extra (.installed).
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
 	touch $@
 
-run: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(VENV)/.runtime $@
+
+run: $(VENV)/.runtime
 	$(BIN)/agent-platform serve
 
 test: $(VENV)/.installed

@@ -36,6 +36,7 @@ def test_migrate_twice_is_a_no_op(cli):
 
 
 def test_workspace_and_key_lifecycle(cli):
+    cli("migrate")
     workspace = json.loads(
         cli("workspaces", "create", "--name", "Shop", "--company", "ACME", "--json")
     )
@@ -55,6 +56,7 @@ def test_workspace_and_key_lifecycle(cli):
 
 
 def test_all_scopes_and_bad_input(cli, tmp_path):
+    cli("migrate")
     workspace = json.loads(cli("workspaces", "create", "--name", "W", "--json"))
     created = json.loads(
         cli(

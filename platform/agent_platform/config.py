@@ -21,7 +21,7 @@ DEFAULTS = {
     "SERVER_HOST": "127.0.0.1",
     "SERVER_PORT": 8080,
     "SERVER_THREADS": 4,
-    "SERVER_PUBLIC_URL": "http://127.0.0.1:8080",
+    "SERVER_PUBLIC_URL": None,  # derived from host and port (public_url())
     "SERVER_ACCESS_LOG": False,
     "DATABASE_PATH": "data/agent_platform.db",
     "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
@@ -103,6 +103,7 @@ NULLABLE_TYPES = {
     "PLAN_MAX_CHANNELS": (int,),
     "PLAN_CREDITS": (int, float),
     "ALERTS_EMAIL": (str,),
+    "SERVER_PUBLIC_URL": (str,),
     "SMTP_HOST": (str,),
     "SMTP_USERNAME": (str,),
     "SMTP_PASSWORD": (str,),
@@ -126,7 +127,31 @@ def load_config(path=None, overrides=None, environ=None):
         config.update(_checked(_read_toml(path), f"config file {path}"))
     config.update(_checked(_read_environ(environ), "environment"))
     config.update(_checked(dict(overrides or {}), "settings"))
+    return _derived(config, path)
+
+
+# Settings that name files: a relative one is taken from the configuration
+# file's directory, so a command run from elsewhere finds the same database.
+PATH_KEYS = ("DATABASE_PATH", "MEDIA_DIR", "SECRETS_KEY_FILE")
+_EVERY_ADDRESS = ("", "0.0.0.0", "::")
+
+
+def _derived(config, path):
+    if path:
+        base = Path(path).expanduser().resolve().parent
+        for key in PATH_KEYS:
+            if config[key] is not None:
+                config[key] = str(base / Path(config[key]).expanduser())
+    if config["SERVER_PUBLIC_URL"] is None:
+        config["SERVER_PUBLIC_URL"] = public_url(config["SERVER_HOST"], config["SERVER_PORT"])
     return config
+
+
+def public_url(host, port):
+    """Where a client on this machine reaches a server listening on host:port."""
+    host = "127.0.0.1" if host in _EVERY_ADDRESS else host
+    host = f"[{host}]" if ":" in host else host
+    return f"http://{host}:{port}"
 
 
 def config_file(path=None, environ=None):
@@ -222,5 +247,6 @@ def _has_type(value, expected):
 
 
 def resolve_path(path):
-    """Relative paths are taken from the working directory the service runs in."""
+    """The absolute path (load_config already anchored a relative one at the
+    configuration file; without a file it is taken from the working directory)."""
     return Path(path).expanduser().resolve()

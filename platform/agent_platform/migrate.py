@@ -1,4 +1,8 @@
-"""Numbered SQL migrations from `migrations/`, applied in order, each once.
+"""Numbered SQL migrations, applied in order, each once.
+
+They are written in the top-level `migrations/`; a built wheel carries a copy
+in the package (agent_platform/migrations, see setup.py), which is read first,
+so an installed service migrates without the source tree.
 
 Applied names are recorded in `schema_migration`. The whole run holds the
 write lock (BEGIN IMMEDIATE), so two processes starting together apply each
@@ -7,19 +11,27 @@ migration exactly once.
 
 import re
 import sqlite3
+from importlib import resources
 from pathlib import Path
 
 from .db import database
 from .models.base import utcnow
 from .services.secrets import secure_stored_secrets
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+SOURCE_MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-def migration_files(directory=MIGRATIONS_DIR):
+def migrations_dir():
+    """The packaged copy in an installed wheel, else the checkout's `migrations/`."""
+    packaged = resources.files(__package__) / "migrations"
+    return packaged if packaged.is_dir() else SOURCE_MIGRATIONS_DIR
+
+
+def migration_files(directory=None):
     """The migration files, ordered by their number."""
-    files = [path for path in Path(directory).iterdir() if _NAME.match(path.name)]
+    directory = migrations_dir() if directory is None else Path(directory)
+    files = [path for path in directory.iterdir() if _NAME.match(path.name)]
     return sorted(files, key=lambda path: int(_NAME.match(path.name).group(1)))
 
 
@@ -40,7 +52,7 @@ def _only_comments(text):
     return all(not line.strip() or line.strip().startswith("--") for line in text.splitlines())
 
 
-def apply_migrations(directory=MIGRATIONS_DIR):
+def apply_migrations(directory=None):
     """Apply every pending migration, then the Python step that encrypts
     secrets still stored in plain text (and checks the key against those that
     are not: see services/secrets.py); return the names applied now."""

@@ -8,7 +8,9 @@ worker, so it stays small (about 25 MB instead of a second copy of the app's
 60), which is most of the service's memory saved.
 """
 
+import errno
 import os
+import socket
 import sys
 
 from gunicorn.app.base import BaseApplication
@@ -75,6 +77,24 @@ def serving_app(app):
     return app
 
 
+class ListenError(Exception):
+    """The server cannot listen where it is told to; the message says why."""
+
+
+def check_listen(host, port):
+    """Bind host:port as gunicorn will (SO_REUSEADDR), so that a busy port is
+    one clear line instead of gunicorn's five retries or Werkzeug's traceback."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                raise ListenError(f"port {port} is in use; choose another with --port") from error
+            raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from error
+
+
 def run_dev_server(app):
     from .scheduler import build_scheduler
 
@@ -106,6 +126,11 @@ def main():
     except ConfigError as error:
         print(f"Error: {error}", file=sys.stderr)
         sys.exit(2)  # as the command line answers a configuration it cannot use
+    try:
+        # Again here: the port may have been taken since `serve` checked it.
+        check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
+    except ListenError as error:
+        sys.exit(f"Error: {error}")
     _Gunicorn(gunicorn_options(config)).run()
 
 

@@ -36,6 +36,10 @@ def get_workspace(workspace_id):
     return workspace
 
 
+def list_workspaces():
+    return list(Workspace.select().order_by(Workspace.created_at, Workspace.id))
+
+
 def create_key(workspace_id, name, scopes):
     """Create a key; returns (ApiKey, raw key). The raw key is never stored."""
     scopes = sorted(set(scopes))
@@ -78,8 +82,12 @@ def _find(raw_key):
     return ApiKey.by_lookup_id(lookup_id)
 
 
-def list_keys():
-    return list(ApiKey.select().order_by(ApiKey.created_at))
+def list_keys(workspace_id=None):
+    """Every key, or a workspace's (which must exist)."""
+    query = ApiKey.select().order_by(ApiKey.created_at)
+    if workspace_id is not None:
+        query = query.where(ApiKey.workspace == get_workspace(workspace_id))
+    return list(query)
 
 
 def revoke_key(key_id):

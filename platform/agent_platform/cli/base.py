@@ -1,0 +1,97 @@
+"""The `agent-platform` group and what every command shares: --config, an app
+built from it, the database check, output."""
+
+import functools
+import json
+
+import click
+
+from .. import __version__, create_app
+from ..config import CONFIG_FILE_ENV, ConfigError, load_config, resolve_path
+from ..db import database
+from ..errors import ApiError
+from ..migrate import apply_migrations
+
+
+def with_app(overrides=None, migrate=True, creates_database=False):
+    """Give a command --config and an app built from it (migrated unless told not to).
+
+    `overrides(**options)` turns command options into configuration values.
+    Unless the command `creates_database` (migrate, serve), it refuses to run
+    on a database that does not exist: from the wrong directory or without
+    --config it would otherwise work on a new, empty one.
+    """
+
+    def decorator(command):
+        @click.option(
+            "--config",
+            "config_path",
+            type=click.Path(dir_okay=False),
+            envvar=CONFIG_FILE_ENV,
+            help="TOML configuration file (or AGENT_PLATFORM_CONFIG).",
+        )
+        @functools.wraps(command)
+        def wrapper(config_path, **options):
+            settings = overrides(**options) if overrides else None
+            app = _build_app(config_path, settings, creates_database)
+            with app.app_context():
+                try:
+                    if migrate:
+                        report_migrations(apply_migrations())
+                    return command(app, **options)
+                except ApiError as error:
+                    raise click.ClickException(error.message) from error
+                except ConfigError as error:  # e.g. the key of stored secrets
+                    raise click.ClickException(str(error)) from error
+                finally:
+                    database.close()
+
+        return wrapper
+
+    return decorator
+
+
+class BadConfiguration(click.ClickException):
+    """A configuration that cannot be used: status 2, as for a usage error."""
+
+    exit_code = 2
+
+
+def _build_app(config_path, settings, creates_database):
+    try:
+        if not creates_database:
+            require_database(load_config(config_path, overrides=settings))
+        return create_app(settings, config_path=config_path)
+    except ConfigError as error:
+        raise BadConfiguration(str(error)) from error
+
+
+def require_database(config):
+    path = resolve_path(config["DATABASE_PATH"])
+    if not path.is_file():
+        raise click.ClickException(
+            f"no database at {path}: run `agent-platform migrate` first (or pass --config)"
+        )
+
+
+def database_path(app):
+    return resolve_path(app.config["DATABASE_PATH"])
+
+
+def report_migrations(applied):
+    if applied:
+        click.echo(f"Applied migrations: {', '.join(applied)}", err=True)
+
+
+def emit(as_json, payload, text):
+    click.echo(json.dumps(payload) if as_json else text)
+
+
+def stamp(value):
+    return value.isoformat() + "Z" if value else None
+
+
+@click.group()
+@click.version_option(__version__, prog_name="agent-platform")
+def main():
+    """Agent Platform: conversational AI agents behind one REST API."""

@@ -1,0 +1,74 @@
+"""Running the service: serve, worker, migrate."""
+
+import signal
+import threading
+
+import click
+
+from ..db import database
+from ..migrate import apply_migrations
+from ..services import keys
+from .base import database_path, main, with_app
+
+
+def _server_overrides(host, port, dev):
+    settings = {"SERVER_HOST": host} if host else {}
+    if port:
+        settings["SERVER_PORT"] = port
+    return settings
+
+
+@main.command()
+@click.option("--host", help="Address to listen on (default: server.host).")
+@click.option("--port", type=int, help="Port to listen on (default: server.port).")
+@click.option("--dev", is_flag=True, help="Use Flask's development server.")
+@with_app(overrides=_server_overrides, creates_database=True)
+def serve(app, host, port, dev):
+    """Migrate, then serve the API and run background jobs in one process."""
+    from ..instance import AlreadyServing, claim
+    from ..server import ListenError, check_listen, exec_server, run_dev_server
+
+    click.echo(f"Database: {database_path(app)}", err=True)
+    try:  # before the first key is printed: it is shown only once
+        claim(database.database)
+        check_listen(app.config["SERVER_HOST"], app.config["SERVER_PORT"])
+    except (AlreadyServing, ListenError) as error:
+        raise click.ClickException(str(error)) from error
+    raw_key = keys.ensure_first_admin_key()
+    if raw_key:
+        click.echo("Created the default workspace. Admin API key (shown only once):")
+        click.echo(raw_key)
+    database.close_all()  # never carry a connection into the server
+    if dev:
+        run_dev_server(app)
+    else:
+        config_path = click.get_current_context().params["config_path"]
+        exec_server(config_path, _server_overrides(host, port, dev))
+
+
+@main.command()
+@with_app()
+def worker(app):
+    """Run only the background jobs (for a split web/worker setup)."""
+    from ..scheduler import build_scheduler
+
+    click.echo(f"Database: {database_path(app)}", err=True)
+    database.close_all()
+    scheduler = build_scheduler(app)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    scheduler.start()
+    click.echo("Worker running; Ctrl-C to stop.", err=True)
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    scheduler.shutdown()
+
+
+@main.command()
+@with_app(migrate=False, creates_database=True)
+def migrate(app):
+    """Apply pending database migrations (creating the database)."""
+    applied = apply_migrations()
+    click.echo(f"Applied: {', '.join(applied)}" if applied else "Nothing to apply.")

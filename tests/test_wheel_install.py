@@ -1,0 +1,92 @@
+"""The built wheel, installed (not editable) into a fresh virtualenv, migrates
+and serves from an empty directory: nothing it needs is read from the source
+tree. Slow (a minute or two: a virtualenv and the dependencies from pip's
+cache or PyPI), so `make test` leaves it out; `.ci/run` runs it with
+`pytest -m wheel`."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.test_cli import free_port
+
+pytestmark = pytest.mark.wheel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*command, **options):
+    return subprocess.run(command, check=True, capture_output=True, text=True, **options)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The `agent-platform` script of a fresh virtualenv holding only the wheel."""
+    base = tmp_path_factory.mktemp("wheel")
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", ROOT)
+    (wheel,) = (base / "dist").glob("agent_platform-*.whl")
+    run(sys.executable, "-m", "venv", base / "venv")
+    run(base / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    return base / "venv" / "bin" / "agent-platform"
+
+
+def clean_environ():
+    """No source tree on the path and no configuration from this test run."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name != "PYTHONPATH" and not name.startswith("AGENT_PLATFORM_")
+    }
+
+
+def test_the_wheel_carries_the_migrations(installed):
+    site = next(installed.parent.parent.glob("lib/python*/site-packages"))
+    packaged = sorted(path.name for path in (site / "agent_platform" / "migrations").iterdir())
+    assert packaged == sorted(path.name for path in (ROOT / "migrations").glob("*.sql"))
+
+
+def test_installed_wheel_migrates_and_serves_from_an_empty_directory(installed, tmp_path):
+    workdir = tmp_path / "empty"
+    workdir.mkdir()
+    migrated = run(installed, "migrate", cwd=workdir, env=clean_environ())
+    assert "0001_foundation.sql" in migrated.stdout
+    assert (workdir / "data" / "agent_platform.db").exists()
+    port = free_port()
+    server = subprocess.Popen(
+        [installed, "serve", "--port", str(port)],
+        cwd=workdir,
+        env=clean_environ(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        assert server.stdout.readline().startswith("Created the default workspace")
+        assert wait_for(base + "/v1/health").json()["status"] == "ok"
+        docs = requests.get(base + "/docs", timeout=5)
+        assert docs.status_code == 200 and "swagger-ui" in docs.text
+        assert requests.get(base + "/docs/assets/swagger-ui.css", timeout=5).status_code == 200
+        spec = requests.get(base + "/openapi.json", timeout=5).json()
+        assert "/v1/health" in spec["paths"]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=20) == 0
+        server.stdout.close()
+
+
+def wait_for(url, seconds=30):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            return requests.get(url, timeout=1)
+        except (requests.ConnectionError, requests.Timeout):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
