@@ -45,6 +45,13 @@ def claim(database_path):
     _held[path] = handle
 
 
+def release(database_path):
+    """Let go of the serving lock (a start that failed after claiming it)."""
+    handle = _held.pop(lock_path(database_path), None)
+    if handle is not None:
+        handle.close()
+
+
 def _holder(handle):
     handle.seek(0)
     pid = handle.read().strip()

@@ -25,7 +25,7 @@ def _server_overrides(host, port, dev):
 @with_app(overrides=_server_overrides, creates_database=True)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
-    from ..instance import AlreadyServing, claim
+    from ..instance import AlreadyServing, claim, release
     from ..server import ListenError, check_listen, exec_server, run_dev_server
 
     click.echo(f"Database: {database_path(app)}", err=True)
@@ -33,6 +33,7 @@ def serve(app, host, port, dev):
         claim(database.database)
         check_listen(app.config["SERVER_HOST"], app.config["SERVER_PORT"])
     except (AlreadyServing, ListenError) as error:
+        release(database.database)
         raise click.ClickException(str(error)) from error
     raw_key = keys.ensure_first_admin_key()
     if raw_key:
