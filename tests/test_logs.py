@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from agent_platform import create_app
-from agent_platform.channels import SendError, get_sender, register_sender, unregister_sender
-from agent_platform.channels.fake import FakeSender
+from agent_platform.channels import SendError
 from agent_platform.events import delivery
 from agent_platform.scheduler import build_scheduler
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
+from replies_helpers import fake  # noqa: F401  (fixture)
 from webhooks_helpers import Receiver, Reply, raise_event, register
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,21 +30,10 @@ def settings(tmp_path):
     }
 
 
-@pytest.fixture
-def failing_sender(app):
-    real = get_sender("whatsapp")
-    sender = FakeSender()
-    register_sender("whatsapp", sender)
-    yield sender
-    unregister_sender("whatsapp")
-    if real is not None:
-        register_sender("whatsapp", real)
-
-
-def test_a_failed_message_is_logged_with_its_ids_and_reason(caller, failing_sender, caplog):
+def test_a_failed_message_is_logged_with_its_ids_and_reason(caller, fake, caplog):  # noqa: F811
     chat = setup_chat(caller)
     message = data(send(caller, chat["conversation"]["id"]), 201)
-    failing_sender.fail_next(SendError("131026", "Receiver is incapable"))
+    fake.fail_next(SendError("131026", "Receiver is incapable"))
     with caplog.at_level(logging.WARNING, logger="agent_platform.sending"):
         sending.send_queued()
     line = caplog.records[-1].getMessage()

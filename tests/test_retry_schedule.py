@@ -6,12 +6,12 @@ from datetime import timedelta
 
 import pytest
 
-from agent_platform.channels import SendError, get_sender, register_sender, unregister_sender
-from agent_platform.channels.fake import FakeSender
+from agent_platform.channels import SendError, register_sender
 from agent_platform.models import Event, Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
+from replies_helpers import fake  # noqa: F401  (fixture)
 
 # 5, 10, 20, ... seconds, then the 15-minute cap: 640 s is the last doubling under it.
 EXPECTED_DELAYS = [5, 10, 20, 40, 80, 160, 320, 640, 900, 900]
@@ -19,15 +19,9 @@ TICK = timedelta(milliseconds=1)
 
 
 @pytest.fixture
-def failing(app):
-    """Every send fails with a retryable error (the real sender set aside)."""
-    real = get_sender("whatsapp")
-    sender = FakeSender()
-    register_sender("whatsapp", sender)
-    yield sender
-    unregister_sender("whatsapp")
-    if real is not None:
-        register_sender("whatsapp", real)
+def failing(fake):  # noqa: F811
+    """Sends through a FakeSender: each test says which attempts fail."""
+    return fake
 
 
 def attempt(now):
