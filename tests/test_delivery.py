@@ -481,3 +481,20 @@ def test_the_lease_is_renewed_while_a_slow_batch_is_sent(app, caller, hook, rece
         worker.join()
     assert len(receiver.requests) == 5
     assert {row.status for row in deliveries_of(hook["id"])} == {"succeeded"}
+
+
+def test_failed_attempts_are_logged_with_their_ids_and_reason(app, caller, hook, receiver, caplog):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [5]
+    receiver.default = Reply(503, body=b"busy")
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    delivery.deliver_due(now=at(5))
+    logged = [r for r in caplog.records if r.name == "agent_platform.webhooks"]
+    assert [r.levelname for r in logged[:2]] == ["WARNING", "ERROR"]
+    (row,) = deliveries_of(hook["id"])
+    for record, number in zip(logged, (1, 2), strict=False):
+        assert (record.workspace_id, record.webhook_id) == (caller.workspace_id, hook["id"])
+        assert (record.delivery_id, record.event_id) == (row.id, row.event_id)
+        assert (record.attempt, record.http_status) == (number, 503)
+        assert record.reason.startswith("HTTP 503")
+    assert f"delivery {row.id}" in logged[1].getMessage()

@@ -3,19 +3,23 @@ JSON format writes one object per line."""
 
 import json
 import logging
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import requests
 
-from agent_platform import create_app
+from agent_platform import create_app, logs
 from agent_platform.channels import SendError
 from agent_platform.events import delivery
 from agent_platform.scheduler import build_scheduler
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
 from replies_helpers import fake  # noqa: F401  (fixture)
+from test_cli import free_port
 from webhooks_helpers import Receiver, Reply, raise_event, register
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,3 +84,65 @@ def test_the_json_format_writes_one_object_per_line(tmp_path):
         ("ERROR", "agent_platform.test", "boom"),
     ]
     assert lines[0]["time"].endswith("Z") and "ZeroDivisionError" in lines[1]["exception"]
+
+
+def test_a_json_line_carries_the_ids_of_the_record_as_fields():
+    record = logging.LogRecord(
+        "agent_platform.sending", logging.ERROR, __file__, 1, "m1 failed", (), None
+    )
+    record.__dict__.update(workspace_id="ws1", message_id="m1", attempt=2, details=None)
+    line = json.loads(logs.JsonFormatter().format(record))
+    assert (line["workspace_id"], line["message_id"], line["attempt"]) == ("ws1", "m1", 2)
+    assert line["details"] is None and line["message"] == "m1 failed"
+    assert (
+        "args" not in line and "levelno" not in line
+    )  # the record's own attributes are not fields
+
+
+def test_a_failed_attempt_puts_its_ids_in_fields(caller, caplog):
+    receiver = Receiver(default=Reply(status=503))
+    try:
+        hook = register(caller, receiver.url)
+        event = raise_event(caller.workspace_id)
+        with caplog.at_level(logging.WARNING, logger="agent_platform.webhooks"):
+            delivery.deliver_due()
+    finally:
+        receiver.close()
+    (record,) = [r for r in caplog.records if r.name == "agent_platform.webhooks"]
+    fields = logs.fields_of(record)
+    assert fields["workspace_id"] == caller.workspace_id
+    assert (fields["webhook_id"], fields["event_id"]) == (hook["id"], event.id)
+    assert (fields["attempt"], fields["http_status"]) == (1, 503)
+
+
+def dev_server_errors(tmp_path, access_log):
+    """`serve --dev` for real: one request, then stopped; what it logged."""
+    port = free_port()
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "dev.db"),
+        "AGENT_PLATFORM_SERVER_ACCESS_LOG": json.dumps(access_log),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "app.py", "--dev", "--port", str(port)],
+        cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"http://127.0.0.1:{port}/v1/health?from=test", timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=20)
+    return errors
+
+
+@pytest.mark.parametrize("access_log", [True, False])
+def test_the_dev_server_logs_requests_only_with_the_access_log_on(tmp_path, access_log):
+    errors = dev_server_errors(tmp_path, access_log)
+    assert "Running on http://127.0.0.1" in errors  # it served, and logged that
+    assert ('"GET /v1/health?from=test HTTP/1.1" 200' in errors) is access_log

@@ -330,3 +330,22 @@ def test_a_model_on_a_private_address_can_be_refused(caller, shop, stub, app):
     assert (job.status, job.outcome) == ("failed", "fallback")
     assert "the model URL is refused" in job.detail["error"]
     assert stub.requests == []
+
+
+def test_failed_tries_are_logged_with_their_ids_and_reason(caller, shop, stub, caplog):
+    stub.script(failure(503), failure(500), failure(500))
+    message = customer_says(shop["channel_id"], "hello?", at(0))
+    for moment in (2, 7, 37):
+        run_replies(at(moment))
+    logged = [r for r in caplog.records if r.name == "agent_platform.replies"]
+    assert [r.levelname for r in logged] == ["WARNING", "WARNING", "ERROR"]
+    (job,) = jobs(message.conversation_id)
+    for record, attempt in zip(logged, (1, 2, 3), strict=True):
+        assert (record.workspace_id, record.conversation_id) == (
+            caller.workspace_id,
+            message.conversation_id,
+        )
+        assert (record.reply_job_id, record.message_id) == (job.id, message.id)
+        assert (record.agent_id, record.channel_id) == (shop["agent_id"], shop["channel_id"])
+        assert record.attempt == attempt and "HTTP 5" in record.reason
+    assert f"reply job {job.id}" in logged[-1].getMessage()

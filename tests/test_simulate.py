@@ -1,12 +1,16 @@
 """`agent-platform simulate "TEXT"` plays a customer's message through the
 running service's real signed intake and prints the agent's answer."""
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import requests
 
+from agent_platform.services import sandbox
 from conversations_helpers import WA_SETTINGS
 from test_cli import ROOT, free_port, serving
 
@@ -59,4 +63,84 @@ def test_without_a_connected_channel_it_says_what_to_do(tmp_path):
                    capture_output=True, check=True, timeout=60)  # fmt: skip
     result = simulate(environ, "hello")
     assert result.returncode == 1
-    assert "no WhatsApp channel connected to an agent" in result.stderr
+    # No channel: it would make the sandbox, but only the service makes the workspace.
+    assert "no workspace yet: start the service first" in result.stderr
+
+
+def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
+    """Nothing set up but the running service: simulate makes the sandbox,
+    and the agent's answer is recorded as the Graph API request it would be.
+    The service logs in JSON with its access log on: its output is checked too."""
+    port = free_port()
+    database = tmp_path / "fresh.db"
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(database),
+        "AGENT_PLATFORM_SERVER_PORT": str(port),
+        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+        "AGENT_PLATFORM_LOG_FORMAT": "json",
+        "AGENT_PLATFORM_SERVER_ACCESS_LOG": "true",
+    }
+    with open(tmp_path / "err.log", "w") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "app.py"], cwd=ROOT, env=environ,
+            stdout=subprocess.PIPE, stderr=errors, text=True,
+        )  # fmt: skip
+        try:
+            key = [process.stdout.readline() for _ in range(2)][1].strip()
+            base = f"http://127.0.0.1:{port}"
+            _wait_for(base)
+            first = simulate(environ, sandbox.KNOWLEDGE[0][0])
+            again = simulate(environ, "How can I pay?", "--from", "15559876543")
+            requests.get(base + "/v1/health?probe=1", timeout=5)
+            sent = [
+                message
+                for chat in api(base, key, "GET", "/v1/conversations")
+                for message in api(base, key, "GET", f"/v1/conversations/{chat['id']}/messages")
+                if message["direction"] == "outbound"
+            ]
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=20)
+            access = process.stdout.read().splitlines()
+            process.stdout.close()
+    assert first.returncode == 0, first.stderr
+    assert "created the sandbox" in first.stderr and "not a sandbox" not in first.stderr
+    assert first.stdout.splitlines()[-1] == f"Agent (sent): {sandbox.KNOWLEDGE[0][1]}"
+    assert again.returncode == 0 and "created" not in again.stderr  # the sandbox is reused
+    assert again.stdout.splitlines()[-1] == f"Agent (sent): {sandbox.KNOWLEDGE[2][1]}"
+    assert len(sent) == 2 and all(m["external_id"].startswith("wamid.sandbox.") for m in sent)
+    [message] = [m for m in sent if m["text"] == sandbox.KNOWLEDGE[2][1]]
+    assert message["metadata"]["sandbox_request"] == {
+        "method": "POST",
+        "url": f"https://graph.facebook.com/v21.0/{sandbox.PHONE_NUMBER_ID}/messages",
+        "json": {
+            "messaging_product": "whatsapp", "recipient_type": "individual", "to": "15559876543",
+            "type": "text", "text": {"body": sandbox.KNOWLEDGE[2][1], "preview_url": False},
+        },
+    }  # fmt: skip
+    _check_json_log((tmp_path / "err.log").read_text().splitlines(), access)
+
+
+def _wait_for(base):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            requests.get(base + "/v1/health", timeout=1)
+            return
+        except (requests.ConnectionError, requests.Timeout):
+            time.sleep(0.1)
+
+
+def _check_json_log(errors, access):
+    # `serve` reports migrations and the database before it becomes the server.
+    records = [json.loads(line) for line in errors if line.startswith("{")]
+    assert len(records) >= len(errors) - 3
+    assert {"time", "level", "logger", "message"} <= set(records[0])
+    assert any(r["logger"] == "gunicorn.error" for r in records)
+    requests_logged = [json.loads(line) for line in access if line.startswith("{")]
+    [probe] = [r for r in requests_logged if r["query"] == "probe=1"]
+    assert (probe["logger"], probe["method"], probe["path"], probe["status"]) == (
+        "gunicorn.access", "GET", "/v1/health", 200,
+    )  # fmt: skip
+    assert any(r["path"].startswith("/inbound/whatsapp/") for r in requests_logged)

@@ -255,3 +255,22 @@ def test_leases_keep_two_workers_from_downloading_one_file(client, channel, grap
     assert len(claimed) == 1
     assert tasks.run_tasks(now=now) == 0  # leased by the first
     assert tasks.run_tasks(now=now + tasks.LEASE + timedelta(seconds=1)) == 1  # it crashed
+
+
+def test_a_failed_download_is_logged_with_ids_and_reason(client, caller, channel, graph, caplog):
+    graph.add_media("1479537139650973", JPEG, "image/jpeg", sha256="0" * 64)
+    stored = deliver(client, channel)
+    now = utcnow()
+    for attempt in range(tasks.MAX_ATTEMPTS):
+        tasks.run_tasks(now=now + timedelta(hours=attempt))
+    logged = [r for r in caplog.records if r.name == "agent_platform.whatsapp"]
+    assert [r.levelname for r in logged] == ["WARNING"] * (tasks.MAX_ATTEMPTS - 1) + ["ERROR"]
+    last = logged[-1]
+    assert (last.workspace_id, last.channel_id) == (caller.workspace_id, channel["id"])
+    assert (last.message_id, last.task, last.attempt) == (
+        stored.id,
+        "media_download",
+        tasks.MAX_ATTEMPTS,
+    )
+    assert last.code == "MEDIA_CHECKSUM_MISMATCH" and "sha256" in last.reason
+    assert f"of message {stored.id}" in last.getMessage()

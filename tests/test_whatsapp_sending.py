@@ -1,6 +1,7 @@
 """Sending through the Graph API stand-in: request bodies, Meta's errors
 (final or retried), the credential check, read receipts."""
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -309,3 +310,50 @@ def test_a_failing_read_receipt_is_retried_then_logged(app, client, caller, chan
     assert (event.kind, event.is_error) == ("mark_read_failed", True)
     assert event.payload["error"]["code"] == "UNREACHABLE"
     assert Message.get().error is None  # the message itself is untouched
+
+
+def failures(caplog, logger):
+    return [r for r in caplog.records if r.name == logger and r.levelno >= logging.WARNING]
+
+
+def test_a_failed_send_is_logged_with_ids_and_reason(caller, channel, conversation, graph, caplog):
+    message = queue(caller, conversation)
+    now = utcnow()
+    graph.fail_next(500, {"message": "Service temporarily unavailable", "code": 2})
+    sending.send_queued(now=now, max_attempts=2)
+    graph.fail_next(400, {"message": "(#131047) Re-engagement message", "code": 131047})
+    sending.send_queued(now=now + timedelta(minutes=1), max_attempts=2)
+    retried, failed = failures(caplog, "agent_platform.sending")
+    assert (retried.levelname, failed.levelname) == ("WARNING", "ERROR")
+    for record, attempt in ((retried, 1), (failed, 2)):
+        assert record.workspace_id == caller.workspace_id
+        assert record.channel_id == channel["id"]
+        assert record.conversation_id == conversation["id"]
+        assert (record.message_id, record.attempt) == (message["id"], attempt)
+    assert (retried.code, retried.reason) == ("2", "Service temporarily unavailable")
+    assert "attempt 1 of 2" in retried.getMessage() and "failed" in failed.getMessage()
+    assert (failed.code, failed.reason) == ("131047", "(#131047) Re-engagement message")
+
+
+def test_a_sandbox_channel_records_the_request_instead_of_sending(
+    caller, channel, conversation, graph
+):
+    caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"sandbox": True}})
+    message = queue(caller, conversation, text="Opening hours: 9 to 18")
+    assert sending.send_queued() == 1
+    assert graph.requests == []  # nothing left the platform
+    sent = shown(caller, message)
+    assert sent["status"] == "sent" and sent["external_id"].startswith("wamid.sandbox.")
+    assert sent["metadata"]["sandbox_request"] == {
+        "method": "POST",
+        "url": f"{graph.base}/{WA_SETTINGS['phone_number_id']}/messages",
+        "json": {
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": CUSTOMER,
+            "type": "text",
+            "text": {"body": "Opening hours: 9 to 18", "preview_url": False},
+        },
+    }
+    assert message_events(caller) == ["message.sent"]
+    assert data(caller.get(f"/v1/channels/{channel['id']}"))["settings"]["sandbox"] is True

@@ -14,6 +14,7 @@ import socket
 import sys
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger
 
 from .config import CONFIG_FILE_ENV, ConfigError, load_config
 
@@ -45,10 +46,40 @@ def gunicorn_options(config):
         "worker_class": "gthread",
         "threads": config["SERVER_THREADS"],
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
+        "loglevel": config["LOG_LEVEL"].lower(),
+        "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else Logger,
         "timeout": 60,
         # The scheduler's threads must start in the worker, after gunicorn forks.
         "post_worker_init": _start_worker,
     }
+
+
+class _JsonLogger(Logger):
+    """gunicorn's own lines (start, workers, the access log) as JSON lines too;
+    an access line carries the request's parts as fields."""
+
+    def setup(self, cfg):
+        from .logs import JsonFormatter
+
+        super().setup(cfg)
+        for handler in self.error_log.handlers + self.access_log.handlers:
+            handler.setFormatter(JsonFormatter())
+
+    def access(self, resp, req, environ, request_time):
+        if not self.access_log_enabled:
+            return
+        atoms = self.atoms(resp, req, environ, request_time)
+        fields = {
+            "remote_addr": atoms["h"],
+            "method": atoms["m"],
+            "path": atoms["U"],
+            "query": atoms["q"],
+            "status": int(atoms["s"]),
+            "bytes": atoms["B"],
+            "duration_ms": atoms["D"] / 1000,
+            "user_agent": atoms["a"],
+        }
+        self.access_log.info("%s %s %s", atoms["m"], atoms["U"], atoms["s"], extra=fields)
 
 
 def _start_worker(worker):
@@ -96,11 +127,23 @@ def check_listen(host, port):
 
 
 def run_dev_server(app):
+    from werkzeug.serving import WSGIRequestHandler
+
     from .scheduler import build_scheduler
+
+    class RequestHandler(WSGIRequestHandler):
+        """Werkzeug logs every request; here only with server.access_log on."""
+
+        def log_request(self, code="-", size="-"):
+            if app.config["SERVER_ACCESS_LOG"]:
+                super().log_request(code, size)
 
     serving_app(app)
     build_scheduler(app).start()
-    app.run(app.config["SERVER_HOST"], app.config["SERVER_PORT"], threaded=True)
+    config = app.config
+    app.run(
+        config["SERVER_HOST"], config["SERVER_PORT"], threaded=True, request_handler=RequestHandler
+    )
 
 
 def exec_server(config_path, settings):

@@ -6,6 +6,11 @@ The command reads the channel's app secret from the database (it runs on
 the service's machine, with its configuration), builds the webhook body Meta
 sends, signs it as Meta does, and POSTs it to the running service; then it
 waits for the agent's outbound messages in that conversation.
+
+With no WhatsApp channel connected to an agent yet, it makes the sandbox
+(services.sandbox): an agent that knows a few answers, on a channel whose
+replies are recorded instead of sent to Meta, so a fresh install answers
+at once.
 """
 
 import hashlib
@@ -18,6 +23,7 @@ import click
 import requests
 
 from ..models import Channel, Contact, Message
+from ..services import sandbox
 from .base import main, with_app
 
 CUSTOMER = "15557014422"
@@ -26,7 +32,9 @@ CUSTOMER = "15557014422"
 @main.command()
 @click.argument("text")
 @click.option(
-    "--channel", "channel_id", help="WhatsApp channel id (default: the first one with an agent)."
+    "--channel",
+    "channel_id",
+    help="WhatsApp channel id (default: the first one with an agent, else the sandbox).",
 )
 @click.option(
     "--from", "sender", default=CUSTOMER, show_default=True, help="Customer's number, digits."
@@ -61,11 +69,29 @@ def _channel(channel_id):
     else:
         query = query.where(Channel.agent.is_null(False))
     channel = query.order_by(Channel.created_at).first()
+    if channel is None and not channel_id:
+        channel = _new_sandbox()
     if channel is None:
-        raise click.ClickException(
-            "no WhatsApp channel connected to an agent: create one and connect it "
-            "(README, 'A first conversation')"
+        raise click.ClickException(f"no active WhatsApp channel {channel_id}")
+    if not channel.settings.get("sandbox"):
+        click.echo(
+            f"Channel {channel.id} is not a sandbox: its answer goes to the Graph API for real.",
+            err=True,
         )
+    return channel
+
+
+def _new_sandbox():
+    try:
+        channel = sandbox.create_sandbox()
+    except sandbox.SandboxError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(
+        f"No WhatsApp channel had an agent: created the sandbox, channel {channel.id} "
+        f"({channel.name}) with the agent {sandbox.AGENT_NAME}, which knows "
+        f"{len(sandbox.KNOWLEDGE)} answers; its replies are recorded, not sent.",
+        err=True,
+    )
     return channel
 
 

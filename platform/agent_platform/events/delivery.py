@@ -463,13 +463,24 @@ def record_attempt(claimed, outcome, now, settings):
 
 def _failed(claimed, failures, number, outcome, now, settings):
     """Schedule the next retry, or end the delivery and apply the failure policy."""
-    log.warning(
+    reason = outcome.error or f"HTTP {outcome.http_status}"
+    log.log(
+        logging.ERROR if failures > len(settings.schedule) else logging.WARNING,
         "webhook %s delivery %s (event %s) attempt %s failed: %s",
         claimed.webhook_id,
         claimed.id,
         claimed.event_id,
         number,
-        outcome.error or f"HTTP {outcome.http_status}",
+        reason,
+        extra={
+            "workspace_id": _workspace_of(claimed.webhook_id),
+            "webhook_id": claimed.webhook_id,
+            "delivery_id": claimed.id,
+            "event_id": claimed.event_id,
+            "attempt": number,
+            "http_status": outcome.http_status,
+            "reason": reason,
+        },
     )
     Webhook.update(last_failure_at=now).where(Webhook.id == claimed.webhook_id).execute()
     changes = {
@@ -491,6 +502,10 @@ def _failed(claimed, failures, number, outcome, now, settings):
         Delivery.id == claimed.id
     ).execute()
     return apply_failure_policy(claimed.webhook_id, now, settings)
+
+
+def _workspace_of(webhook_id):
+    return Webhook.select(Webhook.workspace).where(Webhook.id == webhook_id).scalar()
 
 
 def apply_failure_policy(webhook_id, now, settings):

@@ -26,6 +26,8 @@ SETTINGS = {
         "app_secret": formats.text(512),
         "verify_token": formats.text(512),
         "mark_read": "flag",
+        # Replies are recorded on the message instead of sent (channels/whatsapp/sender.py).
+        "sandbox": "flag",
     },
     "telegram": {
         # As BotFather hands them out: the bot's id, a colon, 35 characters.

@@ -142,7 +142,7 @@ def _answer_safely(job, now):
     try:
         answer(job, now)
     except Exception as error:  # a bug must not leave the customer unanswered
-        log.exception("reply job %s failed", job.id)
+        log.exception("reply job %s failed", job.id, extra=_ids(job))
         _failed_try(job, f"internal error: {type(error).__name__}", now, retryable=True)
 
 
@@ -313,11 +313,14 @@ def _failed_try(job, error, now, retryable, turn=None):
     """Try again later, or after the last try send the fallback."""
     now = now or utcnow()
     schedule = current_app.config["REPLIES_RETRY_SCHEDULE"]
-    log.warning(
+    final = not (retryable and job.attempts <= len(schedule))
+    log.log(
+        logging.ERROR if final else logging.WARNING,
         "reply job %s (conversation %s) attempt %s failed: %s",
         job.id, job.conversation_id, job.attempts, error,
+        extra={**_ids(job, turn), "attempt": job.attempts, "reason": error},
     )  # fmt: skip
-    if retryable and job.attempts <= len(schedule):
+    if not final:
         delay = timedelta(seconds=schedule[job.attempts - 1])
         with transaction():
             fastsql.execute(
@@ -337,6 +340,20 @@ def _failed_try(job, error, now, retryable, turn=None):
     if silence_reason(turn):
         return outcomes.finish(turn, "skipped", {"reason": silence_reason(turn), "error": error})
     return outcomes.fallback(turn, {"error": error}, failed=True)
+
+
+def _ids(job, turn=None):
+    """What a reply job's log lines are about, as fields of the JSON log."""
+    ids = {
+        "workspace_id": job.workspace_id,
+        "conversation_id": job.conversation_id,
+        "message_id": job.message_id,
+        "reply_job_id": job.id,
+    }
+    if turn is not None:
+        ids["agent_id"] = turn.agent.id if turn.agent else None
+        ids["channel_id"] = turn.channel.id if turn.channel else None
+    return ids
 
 
 # --- housekeeping and preview ----------------------------------------------------------

@@ -210,7 +210,9 @@ def _checked_url(url):
             allowed_ports=config["WEBHOOKS_ALLOWED_PORTS"],
         )
     except netguard.UnsafeURL as error:
-        raise ValidationError("url", f"refused: {error}") from None
+        # An intention's URL is called like a webhook, under the webhooks' settings.
+        reason = netguard.refusal(error, "webhooks.allow_private_targets", "webhooks.allowed_ports")
+        raise ValidationError("url", f"refused: {reason}") from None
     return url
 
 

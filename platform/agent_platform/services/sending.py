@@ -101,7 +101,8 @@ def _record_failure(message_id, error, now, max_attempts):
 
 def _log_failure(message, error, max_attempts):
     final = not error.retryable or message.send_attempts >= max_attempts
-    log.warning(
+    log.log(
+        logging.ERROR if final else logging.WARNING,
         "message %s (conversation %s, channel %s) %s: %s %s",
         message.id,
         message.conversation_id,
@@ -109,6 +110,15 @@ def _log_failure(message, error, max_attempts):
         "failed" if final else f"not sent, attempt {message.send_attempts} of {max_attempts}",
         error.code,
         error.title,
+        extra={
+            "workspace_id": message.conversation.workspace_id,
+            "channel_id": message.channel_id,
+            "conversation_id": message.conversation_id,
+            "message_id": message.id,
+            "attempt": message.send_attempts,
+            "code": error.code,
+            "reason": error.title,
+        },
     )
 
 

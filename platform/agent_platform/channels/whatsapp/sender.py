@@ -5,7 +5,14 @@ Meta fetches itself), with `context.message_id` when the message replies to
 one the network knows. Meta's answer gives the message id that the status
 webhooks will name. Called by the send job (services.sending), which stores
 the outcome; nothing here writes to the database.
+
+A channel with the `sandbox` setting sends nothing: the request it would
+make (method, URL, the exact JSON body) is kept in the message's metadata
+as `sandbox_request`, and the message counts as sent. It is the outbound
+side of `agent-platform simulate`, to try an agent without Meta.
 """
+
+import uuid
 
 from ...models.contacts import Contact
 from ...models.fastsql import fetch_one, scalar
@@ -18,6 +25,8 @@ MEDIA = ("image", "audio", "video", "document")
 
 class WhatsAppSender:
     def send(self, channel, message):
+        if channel.settings.get("sandbox"):
+            return _recorded(channel, message_body(message, recipient(channel, message)))
         token, number_id = _credentials(channel)
         body = message_body(message, recipient(channel, message))
         try:
@@ -32,8 +41,17 @@ class WhatsAppSender:
         return SendResult(external_id=str(sent[0]["id"]))
 
 
+def _recorded(channel, body):
+    number_id = channel.settings.get("phone_number_id") or "PHONE_NUMBER_ID"
+    request = {"method": "POST", "url": client().url(f"{number_id}/messages"), "json": body}
+    return SendResult(f"wamid.sandbox.{uuid.uuid4().hex}", {"sandbox_request": request})
+
+
 def missing_settings(channel):
-    """The settings a WhatsApp channel needs to send that it does not have."""
+    """The settings a WhatsApp channel needs to send that it does not have
+    (a sandbox channel sends nowhere, so it needs none)."""
+    if channel.settings.get("sandbox"):
+        return []
     return [name for name in ("phone_number_id", "access_token") if not channel.settings.get(name)]
 
 

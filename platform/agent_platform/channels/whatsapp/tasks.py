@@ -182,7 +182,7 @@ def _live_message(task):
 def mark_read(task, now):
     channel = task.channel
     number_id = channel.settings.get("phone_number_id")
-    if not channel.is_active or not number_id:
+    if not channel.is_active or not number_id or channel.settings.get("sandbox"):
         _finish(task)
         return
     body = {
@@ -206,12 +206,19 @@ def _finish(task):
 
 def _failed(task, error, now):
     final = isinstance(error, TooLarge) or error.code == "MEDIA_HOST_NOT_ALLOWED"
-    log.warning(
+    final = final or task.attempts >= MAX_ATTEMPTS
+    log.log(
+        logging.ERROR if final else logging.WARNING,
         "whatsapp %s of message %s (channel %s) attempt %s failed: %s %s",
         task.kind, task.message_id, task.channel_id, task.attempts, error.code, error.title,
+        extra={
+            "workspace_id": task.channel.workspace_id, "channel_id": task.channel_id,
+            "message_id": task.message_id, "task_id": task.id, "task": task.kind,
+            "attempt": task.attempts, "code": error.code, "reason": error.title,
+        },
     )  # fmt: skip
     with transaction():
-        if not final and task.attempts < MAX_ATTEMPTS:
+        if not final:
             delay = RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]
             ChannelTask.update(
                 due_at=now + timedelta(seconds=delay), last_error=error.as_dict()

@@ -117,7 +117,9 @@ class OpenAIProvider:
                 data=json.dumps(body),
             )
         except netguard.UnsafeURL as error:
-            raise ProviderError(f"the model URL is refused: {error}", retryable=False) from None
+            setting = "replies.allow_private_model_urls"  # on, any port is allowed too
+            reason = netguard.refusal(error, setting, setting)
+            raise ProviderError(f"the model URL is refused: {reason}", retryable=False) from None
         except requests.Timeout:
             raise ProviderError(f"the model gave no answer within {timeout} seconds") from None
         except requests.ConnectionError:
