@@ -38,13 +38,14 @@ clean:
 
 # Mutation testing of the core modules (docs/testing.md): slow, so neither in
 # `make test` nor in CI. mutmut names modules after a src/ root, so it runs on
-# a copy of the tree in build/mutate whose source root is src/.
+# a copy of the tree in build/mutate whose source root is src/ (tests/conftest.py
+# points the services the tests start as processes at the mutated copy too).
 MUTATE := build/mutate
 mutate: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[mutate]'
 	rm -rf $(MUTATE) && mkdir -p $(MUTATE)
 	cp -r platform $(MUTATE)/src
-	cp -r tests bench migrations app.py config.example.toml README.md $(MUTATE)/
+	cp -r tests bench migrations deploy app.py config.example.toml README.md CHANGELOG.md $(MUTATE)/
 	[ ! -d docs ] || cp -r docs $(MUTATE)/
 	sed 's/^pythonpath = \["platform", "."\]/pythonpath = ["src", "."]/' pyproject.toml > $(MUTATE)/pyproject.toml
 	cd $(MUTATE) && $(CURDIR)/$(BIN)/mutmut run --max-children 2 || true

@@ -1,11 +1,22 @@
 """Fixtures: an app on a temporary database file, keys, and an API client."""
 
+import os
+from pathlib import Path
+
 import pytest
 
+import agent_platform
 from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations
 from agent_platform.services import keys
+
+# The services tests start as processes (serve, gunicorn, the CLI) import the
+# package from where this process did: under `make mutate` that is the
+# mutated copy, whose mutant must run in them too.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    filter(None, [str(Path(agent_platform.__file__).parents[1]), os.environ.get("PYTHONPATH")])
+)
 
 
 @pytest.fixture
