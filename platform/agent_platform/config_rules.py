@@ -60,9 +60,10 @@ def _ports(value):
 
 
 def _schedule(value):
-    wrong = [step for step in value if not _is_number(step) or step <= 0]
+    # 0 is "at once": the spec's variant 1 for webhooks is [0, 60, 300, 900, 3600].
+    wrong = [step for step in value if not _is_number(step) or step < 0]
     if not value or wrong:
-        return "must be a non-empty list of positive numbers of seconds, e.g. [5, 30, 120]"
+        return "must be a non-empty list of seconds, each 0 or more, e.g. [5, 30, 120]"
     return None
 
 
