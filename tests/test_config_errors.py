@@ -37,6 +37,7 @@ def run(tmp_path, *arguments, environ=None, config=None):
         ('[log]\nlevel = "LOUD"\n', '"LOUD": must be one of "DEBUG", "INFO"'),
         ("[webhooks]\nallowed_ports = [443, 0]\n", "must be a list of ports, 1 to 65535 (not 0)"),
         ("[replies]\nconcurrency = 0\n", "replies.concurrency"),
+        ("[telegram]\npoll_seconds = 0\n", "key telegram.poll_seconds (from config file"),
         ('[whatsapp]\ngraph_api_base = "graph.facebook.com"\n', "http:// or https:// URL"),
         ("[server]\nprot = 8080\n", "unknown configuration key server.prot"),
         ("[server\nport = 1\n", "is not valid TOML"),

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 # TOML sections, longest first where one is the prefix of another.
 SECTIONS = (
-    "rate_limit", "database", "trainings", "webhooks", "whatsapp", "messages", "inbound",
-    "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan", "smtp",
-    "mcp", "log",
+    "rate_limit", "database", "trainings", "webhooks", "whatsapp", "telegram", "messages",
+    "inbound", "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan",
+    "smtp", "mcp", "log",
 )  # fmt: skip
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FAILURE_POLICIES = ("failing", "deactivate")
