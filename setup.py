@@ -2,6 +2,7 @@
 the top-level `migrations/`, are copied into the package (agent_platform/migrations)
 so that an installed wheel can create and upgrade its database."""
 
+import shutil
 from pathlib import Path
 
 from setuptools import setup
@@ -10,6 +11,10 @@ from setuptools.command.build_py import build_py
 
 class BuildWithMigrations(build_py):
     def run(self):
+        # build_py copies into build/lib and never deletes there: a module or
+        # migration removed from the source would stay and ship in the wheel
+        # (a stale migration would even be applied). Build the package afresh.
+        shutil.rmtree(Path(self.build_lib) / "agent_platform", ignore_errors=True)
         super().run()
         target = Path(self.build_lib) / "agent_platform" / "migrations"
         self.mkpath(str(target))

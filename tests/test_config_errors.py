@@ -30,12 +30,14 @@ def run(tmp_path, *arguments, environ=None, config=None):
     [
         ('[webhooks]\nfailure_policy = "explode"\n',
          'webhooks.failure_policy (from config file '),
-        ('[webhooks]\nretry_schedule = [-1, "x"]\n', "non-empty list of positive numbers"),
+        ('[webhooks]\nretry_schedule = [-1, "x"]\n', "non-empty list of seconds, each 0 or more"),
+        ("[replies]\nretry_schedule = []\n", "non-empty list of seconds"),
         ("[server]\nport = -5\n", "server.port (from config file"),
         ("[server]\nport = 70000\n", "must be a port, 1 to 65535"),
         ('[log]\nlevel = "LOUD"\n', '"LOUD": must be one of "DEBUG", "INFO"'),
         ("[webhooks]\nallowed_ports = [443, 0]\n", "must be a list of ports, 1 to 65535 (not 0)"),
         ("[replies]\nconcurrency = 0\n", "replies.concurrency"),
+        ("[telegram]\npoll_seconds = 0\n", "key telegram.poll_seconds (from config file"),
         ('[whatsapp]\ngraph_api_base = "graph.facebook.com"\n', "http:// or https:// URL"),
         ("[server]\nprot = 8080\n", "unknown configuration key server.prot"),
         ("[server\nport = 1\n", "is not valid TOML"),
@@ -47,6 +49,14 @@ def test_a_bad_file_stops_with_the_key_and_status_2(tmp_path, config, says):
     assert says in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
     assert not (tmp_path / "c.db").exists()  # nothing was done
+
+
+def test_the_documented_alternative_webhook_schedule_is_accepted(tmp_path):
+    # docs/webhooks.md: variant 1 retries at once, then after 1, 5, 15, 60 minutes.
+    schedule = "[webhooks]\nretry_schedule = [0, 60, 300, 900, 3600]\n"
+    result = run(tmp_path, "migrate", config=schedule)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "c.db").exists()
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,16 @@
 """The README is the front door: one screen of reading, and every page and
 section it (or a docs page) links to exists."""
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import requests
+
+from test_cli import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -39,3 +45,56 @@ def test_every_relative_link_points_at_something_that_exists(page):
         elif anchor and linked.suffix == ".md" and anchor not in slugs(linked):
             broken.append(target)
     assert broken == []
+
+
+def readme_block(marker):
+    """The README's fenced code block that contains `marker`."""
+    blocks = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    [block] = [block for block in blocks if marker in block]
+    return block
+
+
+def expected_output(block):
+    """A block's `# ...` lines after its last command: the output it shows."""
+    lines = block.rstrip("\n").splitlines()
+    commands = [i for i, line in enumerate(lines) if not line.startswith("#")]
+    return [line.removeprefix("# ") for line in lines[commands[-1] + 1 :]]
+
+
+def test_the_first_conversation_runs_as_written(tmp_path):
+    """The README's first conversation, pasted into a shell as it is against
+    a running service with its default settings, gets the agent's answer; so
+    does its `simulate --channel`, printing what the README shows."""
+    conversation = readme_block("# 1. an agent")
+    simulate = readme_block("simulate --channel")
+    port = free_port()
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "readme.db"),
+        "AGENT_PLATFORM_SERVER_PORT": str(port),
+    }
+    script = (conversation + simulate).replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+    script = script.replace(".venv/bin/agent-platform", f"{sys.executable} -m agent_platform")
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        key = lines[1].strip()
+        result = subprocess.run(
+            ["bash", "-e", "-c", script], env={**environ, "KEY": key},
+            cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        headers = {"x-api-key": key}
+        [channel] = requests.get(base + "/v1/channels", headers=headers, timeout=5).json()["data"]
+        path = f"/v1/conversations?channel_id={channel['id']}"
+        [chat] = requests.get(base + path, headers=headers, timeout=5).json()["data"]
+        path = f"/v1/conversations/{chat['id']}/messages?order=asc"
+        messages = requests.get(base + path, headers=headers, timeout=5).json()["data"]
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == expected_output(simulate)
+    assert channel["settings"]["sandbox"] is True and channel["status"] == "connected"
+    question, answer = "What time do you open?", "Every day from 9 am to 6 pm."
+    assert [(m["direction"], m["text"]) for m in messages] == [
+        ("inbound", question), ("outbound", answer), ("inbound", question), ("outbound", answer),
+    ]  # fmt: skip
+    first_answer = messages[1]
+    assert (first_answer["sender_type"], first_answer["status"]) == ("agent", "sent")
+    assert first_answer["metadata"]["sandbox_request"]["json"]["text"]["body"] == answer
+    assert f'"text":"{answer}"' in expected_output(conversation)[-1]

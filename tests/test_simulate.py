@@ -3,6 +3,7 @@ running service's real signed intake and prints the agent's answer."""
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import requests
 from agent_platform.services import sandbox
 from conversations_helpers import WA_SETTINGS
 from test_cli import ROOT, free_port, serving
+from test_readme import expected_output, readme_block
 
 QUESTION, ANSWER = "What time do you open?", "Every day from 9 am to 6 pm."
 
@@ -70,7 +72,11 @@ def test_without_a_connected_channel_it_says_what_to_do(tmp_path):
 def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
     """Nothing set up but the running service: simulate makes the sandbox,
     and the agent's answer is recorded as the Graph API request it would be.
+    The first message and what it prints are the README's.
     The service logs in JSON with its access log on: its output is checked too."""
+    block = readme_block('agent-platform simulate "')
+    question = shlex.split(block.splitlines()[0])[-1]
+    created, *printed = expected_output(block)
     port = free_port()
     database = tmp_path / "fresh.db"
     environ = {
@@ -90,7 +96,7 @@ def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
             key = [process.stdout.readline() for _ in range(2)][1].strip()
             base = f"http://127.0.0.1:{port}"
             _wait_for(base)
-            first = simulate(environ, sandbox.KNOWLEDGE[0][0])
+            first = simulate(environ, question)
             again = simulate(environ, "How can I pay?", "--from", "15559876543")
             requests.get(base + "/v1/health?probe=1", timeout=5)
             sent = [
@@ -105,8 +111,10 @@ def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
             access = process.stdout.read().splitlines()
             process.stdout.close()
     assert first.returncode == 0, first.stderr
-    assert "created the sandbox" in first.stderr and "not a sandbox" not in first.stderr
-    assert first.stdout.splitlines()[-1] == f"Agent (sent): {sandbox.KNOWLEDGE[0][1]}"
+    before, _, after = created.partition("01a2…")
+    assert first.stderr.startswith(before) and first.stderr.rstrip().endswith(after)
+    assert first.stdout.splitlines() == printed
+    assert printed[-1] == f"Agent (sent): {sandbox.KNOWLEDGE[0][1]}"
     assert again.returncode == 0 and "created" not in again.stderr  # the sandbox is reused
     assert again.stdout.splitlines()[-1] == f"Agent (sent): {sandbox.KNOWLEDGE[2][1]}"
     assert len(sent) == 2 and all(m["external_id"].startswith("wamid.sandbox.") for m in sent)

@@ -29,7 +29,15 @@ def run(*command, **options):
 def installed(tmp_path_factory):
     """The `agent-platform` script of a fresh virtualenv holding only the wheel."""
     base = tmp_path_factory.mktemp("wheel")
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", ROOT)
+    # What an earlier build of a checkout leaves behind (a migration since
+    # removed) must not ship: pip builds in the tree, through build/lib.
+    stale = ROOT / "build" / "lib" / "agent_platform" / "migrations" / "0000_removed.sql"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("CREATE TABLE removed (id INTEGER);\n")
+    try:
+        run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", ROOT)
+    finally:
+        stale.unlink(missing_ok=True)
     (wheel,) = (base / "dist").glob("agent_platform-*.whl")
     run(sys.executable, "-m", "venv", base / "venv")
     run(base / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel)
@@ -45,10 +53,18 @@ def clean_environ():
     }
 
 
-def test_the_wheel_carries_the_migrations(installed):
+def test_the_wheel_carries_the_source_and_migrations_and_nothing_else(installed):
     site = next(installed.parent.parent.glob("lib/python*/site-packages"))
     packaged = sorted(path.name for path in (site / "agent_platform" / "migrations").iterdir())
     assert packaged == sorted(path.name for path in (ROOT / "migrations").glob("*.sql"))
+    modules = {
+        path.relative_to(site).as_posix() for path in (site / "agent_platform").rglob("*.py")
+    }
+    source = {
+        path.relative_to(ROOT / "platform").as_posix()
+        for path in (ROOT / "platform" / "agent_platform").rglob("*.py")
+    }
+    assert modules == source
 
 
 def test_installed_wheel_migrates_and_serves_from_an_empty_directory(installed, tmp_path):

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 # TOML sections, longest first where one is the prefix of another.
 SECTIONS = (
-    "rate_limit", "database", "trainings", "webhooks", "whatsapp", "messages", "inbound",
-    "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan", "smtp",
-    "mcp", "log",
+    "rate_limit", "database", "trainings", "webhooks", "whatsapp", "telegram", "messages",
+    "inbound", "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan",
+    "smtp", "mcp", "log",
 )  # fmt: skip
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FAILURE_POLICIES = ("failing", "deactivate")
@@ -60,9 +60,10 @@ def _ports(value):
 
 
 def _schedule(value):
-    wrong = [step for step in value if not _is_number(step) or step <= 0]
+    # 0 is "at once": the spec's variant 1 for webhooks is [0, 60, 300, 900, 3600].
+    wrong = [step for step in value if not _is_number(step) or step < 0]
     if not value or wrong:
-        return "must be a non-empty list of positive numbers of seconds, e.g. [5, 30, 120]"
+        return "must be a non-empty list of seconds, each 0 or more, e.g. [5, 30, 120]"
     return None
 
 

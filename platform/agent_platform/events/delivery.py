@@ -48,6 +48,16 @@ TEST_EVENT = "webhook.test"
 POLICIES = ("failing", "deactivate")
 
 
+# The settings that let the address guard allow a refused webhook URL (also
+# used for intentions' URLs, which are called like webhooks).
+GUARD_SETTINGS = ("webhooks.allow_private_targets", "webhooks.allowed_ports")
+
+
+def refused(error):
+    """The error of a URL the guard refused, naming the setting that allows it."""
+    return f"URL refused: {netguard.refusal(error, *GUARD_SETTINGS)}"
+
+
 @dataclass(frozen=True)
 class Settings:
     timeout: float
@@ -359,7 +369,7 @@ def send_signed(webhook, event_id, body, now=None, settings=None):
             data=body,
         )
     except netguard.UnsafeURL as error:
-        return Outcome(False, None, _ms(started), f"URL refused: {error}")
+        return Outcome(False, None, _ms(started), refused(error))
     except requests.Timeout:
         return Outcome(False, None, _ms(started), f"timeout: no answer in {settings.timeout} s")
     except requests.RequestException as error:

@@ -202,7 +202,7 @@ def check_target(url):
             allowed_ports=tuple(config["WEBHOOKS_ALLOWED_PORTS"]),
         )
     except netguard.UnsafeURL as error:
-        reason = netguard.refusal(error, "webhooks.allow_private_targets", "webhooks.allowed_ports")
+        reason = netguard.refusal(error, *sender.GUARD_SETTINGS)
         raise ValidationError("url", f"refused: {reason}") from None
 
 

@@ -1,0 +1,70 @@
+"""What a deployer follows holds together: docs/operations.md's command
+table lists every command of `agent-platform` with its options, and the
+shipped systemd unit can run with the shipped configuration (everything the
+service writes lies where the unit lets it write)."""
+
+import configparser
+import re
+import shlex
+from pathlib import Path
+
+import click
+
+from agent_platform.cli import main
+from agent_platform.config import load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+OPERATIONS = ROOT / "docs" / "operations.md"
+# Options every command has, said once above the table.
+COMMON = {"--config", "--help"}
+
+
+def commands(group=main, prefix=""):
+    """Every leaf command's name ("keys create") with its options."""
+    for name, command in sorted(group.commands.items()):
+        if isinstance(command, click.Group):
+            yield from commands(command, f"{prefix}{name} ")
+        else:
+            options = {
+                option for parameter in command.params if isinstance(parameter, click.Option)
+                for option in parameter.opts if option.startswith("--")
+            }  # fmt: skip
+            yield prefix + name, options - COMMON
+
+
+def command_rows():
+    """The first cells of the "Command line" section's table."""
+    section = OPERATIONS.read_text().split("## Command line", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(agent-platform [^`]*)` \|", section, re.M)
+
+
+def test_every_command_is_in_the_operations_table_with_its_options():
+    rows = command_rows()
+    found = list(commands())
+    assert len(found) >= 15  # the walk found the commands at all
+    for name, options in found:
+        [row] = [row for row in rows if re.match(rf"agent-platform {name}( |$)", row)]
+        missing = sorted(options - set(re.findall(r"--[a-z0-9-]+", row)))
+        assert missing == [], (name, missing)
+    assert "agent-platform --version" in rows
+
+
+def unit():
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(ROOT / "deploy" / "agent-platform.service")
+    return parser["Service"]
+
+
+def test_the_shipped_configuration_writes_only_where_the_unit_lets_it():
+    service = unit()
+    writable = Path(service["ReadWritePaths"])
+    command = shlex.split(service["ExecStart"])
+    config_path = Path(command[command.index("--config") + 1])
+    assert config_path.parent == Path(service["ReadOnlyPaths"])  # where operations.md puts it
+    config = load_config(ROOT / "deploy" / "config.toml", environ={})
+    for key in ("DATABASE_PATH", "MEDIA_DIR", "SECRETS_KEY_FILE"):
+        assert Path(config[key]).is_relative_to(writable), key
+    assert Path(service["WorkingDirectory"]) == writable
+    steps = OPERATIONS.read_text()
+    assert f"deploy/config.toml {config_path}" in steps  # the setup installs this file there
