@@ -32,10 +32,12 @@ An `Adapter` is a channel type that carries messages:
   schedule the agent's reply;
 - checks settings: `check_settings(settings)` refuses, before they are
   stored, settings that cannot work together (400 naming the setting);
-- follows its channel: `activate(channel)` after a channel's settings were
-  stored (for example registering a webhook with the network), and
-  `deactivate(channel)` after it was deleted. Both run outside any
-  transaction and may call the network;
+- follows its channel: `activate(channel, previous)` after a channel's
+  settings were stored (`previous`: the settings before, None on creation),
+  to set up the network's side and undo what the previous settings had set
+  up there (a webhook registered with another token); `deactivate(channel)`
+  after it was deleted. Both run outside any transaction and may call the
+  network;
 - checks credentials, when its network can: `verify_credentials(channel)`
   (POST /v1/channels/{id}/verify) asks the network, outside any transaction,
   and answers {"ok": True, "details": {...}} or {"ok": False, "error":
@@ -108,8 +110,9 @@ class Adapter(ChannelType):
     def receive(self, channel_id, callback, bound=None):
         raise NotFound(f"Channels of type {self.type} have no callback URL.", code="NOT_FOUND")
 
-    def activate(self, channel):
-        """The channel's settings were stored: set up the network's side."""
+    def activate(self, channel, previous):
+        """The channel's settings were stored, replacing `previous` (None on
+        creation): set up the network's side."""
 
     def deactivate(self, channel):
         """The channel was deleted: undo the network's side."""
@@ -202,10 +205,10 @@ def check_settings(channel_type, settings):
         adapter.check_settings(settings)
 
 
-def activated(channel):
+def activated(channel, previous=None):
     adapter = _ADAPTERS.get(channel.type)
     if adapter is not None:
-        adapter.activate(channel)
+        adapter.activate(channel, previous)
 
 
 def deactivated(channel):

@@ -65,13 +65,14 @@ def update_channel(workspace_id, channel_id, changes):
     """Rename and/or change some settings (the others stay as they are)."""
     with transaction():
         channel = get_channel(workspace_id, channel_id)
+        previous = channel.settings
         if "name" in changes:
             _check_name_free(workspace_id, changes["name"], excluding_id=channel.id)
             channel.name = changes["name"]
         if "settings" in changes:
-            channel.settings = merged_settings(channel.type, channel.settings, changes["settings"])
+            channel.settings = merged_settings(channel.type, previous, changes["settings"])
         channel.save()
-    return _activated(channel) if "settings" in changes else channel
+    return _activated(channel, previous) if "settings" in changes else channel
 
 
 def replace_settings(workspace_id, channel_id, settings):
@@ -80,18 +81,20 @@ def replace_settings(workspace_id, channel_id, settings):
     a secret given as null is cleared."""
     with transaction():
         channel = get_channel(workspace_id, channel_id)
+        previous = channel.settings
         secrets = adapters.channel_type(channel.type).secret_settings
-        kept = {name: value for name, value in channel.settings.items() if name in secrets}
+        kept = {name: value for name, value in previous.items() if name in secrets}
         channel.settings = merged_settings(channel.type, kept, settings)
         channel.save()
-    return _activated(channel)
+    return _activated(channel, previous)
 
 
-def _activated(channel):
-    """After its settings were stored: the adapter sets up the network's side
-    (outside the transaction: it may call the network), and the channel is
-    read again, with whatever the adapter recorded."""
-    adapters.activated(channel)
+def _activated(channel, previous=None):
+    """After its settings were stored (they were `previous` before, None on
+    creation): the adapter sets up the network's side (outside the
+    transaction: it may call the network), and the channel is read again,
+    with whatever the adapter recorded."""
+    adapters.activated(channel, previous)
     return Channel.get_by_id(channel.id)
 
 

@@ -63,11 +63,25 @@ class TelegramAdapter(TelegramSender, Adapter):
     def receive(self, channel_id, callback, bound=None):
         return webhook.receive(channel_id, callback, bound)
 
-    def activate(self, channel):
-        """In webhook mode, setWebhook (polling needs nothing set up)."""
-        if channel.settings.get("bot_token") and intake_mode(channel) == "webhook":
+    def activate(self, channel, previous):
+        """In webhook mode, setWebhook (polling needs nothing set up). A
+        webhook the previous settings set, with another token or for a
+        channel now polling, is deleted at once with the token it was set
+        with: later, that token may be gone, and a bot left with a webhook
+        refuses getUpdates."""
+        before = webhook_token(previous)
+        if before and before != webhook_token(channel.settings):
+            webhook.unregister(channel, before)
+        if webhook_token(channel.settings):
             webhook.register(channel)
 
     def deactivate(self, channel):
-        if channel.settings.get("bot_token") and intake_mode(channel) == "webhook":
-            webhook.unregister(channel)
+        if token := webhook_token(channel.settings):
+            webhook.unregister(channel, token)
+
+
+def webhook_token(settings):
+    """The token a webhook is set with under `settings`; None when polling."""
+    if settings and settings.get("bot_token") and intake_mode(settings) == "webhook":
+        return settings["bot_token"]
+    return None

@@ -4,9 +4,10 @@ in the database (one past the highest update stored), and stores what comes
 back as the webhook would.
 
 A short poll (timeout 0) every TELEGRAM_POLL_SECONDS: one job serves every
-channel, and none holds a scheduler thread for long. Telegram refuses
-getUpdates while a webhook is set (409): the webhook left from an earlier
-intake_mode is then deleted, and the next tick polls.
+channel, and none holds a scheduler thread for long. Switching a channel
+to polling deletes its webhook at once (adapter.activate); should a webhook
+still be set (that deleteWebhook failed, or another program set one),
+Telegram refuses getUpdates (409): it is deleted then, and the next tick polls.
 """
 
 import logging
@@ -25,8 +26,9 @@ BATCH = 100  # the most getUpdates hands out at once
 POLL_FAILED = "getUpdates_failed"
 
 
-def intake_mode(channel):
-    return channel.settings.get("intake_mode") or DEFAULT_INTAKE_MODE
+def intake_mode(settings):
+    """The intake mode `settings` (a channel's) choose."""
+    return settings.get("intake_mode") or DEFAULT_INTAKE_MODE
 
 
 @scheduler.job("TELEGRAM_POLL_SECONDS")
@@ -34,7 +36,7 @@ def poll_updates(now=None):
     """One getUpdates per polling Telegram channel; the number of updates stored."""
     stored = 0
     for channel in Channel.active_of_type("telegram"):
-        if channel.settings.get("bot_token") and intake_mode(channel) == "polling":
+        if channel.settings.get("bot_token") and intake_mode(channel.settings) == "polling":
             stored += poll_channel(channel, now)
     return stored
 
@@ -63,7 +65,7 @@ def _refused(channel, error):
     trouble are only logged; anything else (a revoked token) is a channel
     error, raised once rather than at every poll."""
     if error.code == "409" and "webhook" in error.title.lower():
-        unregister(channel)
+        unregister(channel, channel.settings["bot_token"])
     elif error.retryable or error.code == "409":
         log.warning("Telegram getUpdates on channel %s: %s", channel.id, error)
     elif not _said_already(channel, error):
