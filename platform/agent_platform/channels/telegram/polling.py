@@ -11,9 +11,11 @@ Telegram refuses getUpdates (409): it is deleted then, and the next tick polls.
 """
 
 import logging
+from datetime import timedelta
 
 from ... import scheduler
 from ...models import Channel, ChannelEvent
+from ...models.base import utcnow
 from ...models.telegram import TelegramUpdate
 from .botapi import BotApiError, client
 from .intake import store
@@ -31,9 +33,16 @@ def intake_mode(settings):
     return settings.get("intake_mode") or DEFAULT_INTAKE_MODE
 
 
+# {channel id: when it may poll again} after a 429 with retry_after. Kept in
+# this process: each process polling a bot is told to wait by its own 429,
+# and a restart that forgets the wait asks at most once too early.
+_WAITING = {}
+
+
 @scheduler.job("TELEGRAM_POLL_SECONDS")
 def poll_updates(now=None):
     """One getUpdates per polling Telegram channel; the number of updates stored."""
+    now = now or utcnow()
     stored = 0
     for channel in Channel.active_of_type("telegram"):
         if channel.settings.get("bot_token") and intake_mode(channel.settings) == "polling":
@@ -42,7 +51,12 @@ def poll_updates(now=None):
 
 
 def poll_channel(channel, now=None):
-    """getUpdates from the stored offset, stored; the number of new updates."""
+    """getUpdates from the stored offset, stored; the number of new updates
+    (none while Telegram asked the channel to wait)."""
+    now = now or utcnow()
+    if _WAITING.get(channel.id, now) > now:
+        return 0
+    _WAITING.pop(channel.id, None)
     params = {"timeout": 0, "limit": BATCH, "allowed_updates": ALLOWED_UPDATES}
     offset = TelegramUpdate.next_offset(channel.id)
     if offset is not None:
@@ -50,7 +64,7 @@ def poll_channel(channel, now=None):
     try:
         updates = client(channel.settings["bot_token"]).call("getUpdates", params)
     except BotApiError as error:
-        return _refused(channel, error)
+        return _refused(channel, error, now)
     if not isinstance(updates, list):
         log.warning("Telegram getUpdates gave no list on channel %s", channel.id)
         return 0
@@ -59,11 +73,13 @@ def poll_channel(channel, now=None):
     return len(valid) - counts["duplicates"]
 
 
-def _refused(channel, error):
+def _refused(channel, error, now):
     """A webhook left from webhook mode is deleted; another process polling
     the same bot (Telegram answers 409 to one of the two) and passing
-    trouble are only logged; anything else (a revoked token) is a channel
-    error, raised once rather than at every poll."""
+    trouble are only logged, a 429's retry_after waited; anything else (a
+    revoked token) is a channel error, raised once rather than at every poll."""
+    if error.retry_after:
+        _WAITING[channel.id] = now + timedelta(seconds=error.retry_after)
     if error.code == "409" and "webhook" in error.title.lower():
         unregister(channel, channel.settings["bot_token"])
     elif error.retryable or error.code == "409":
