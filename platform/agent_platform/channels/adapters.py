@@ -43,9 +43,10 @@ An `Adapter` is a channel type that carries messages:
   and answers {"ok": True, "details": {...}} or {"ok": False, "error":
   {code, title, details}}; it raises an ApiError when a setting is missing.
 
-The services only ask this registry; they never name a channel type. A type
-registered as a plain `ChannelType` can be created and configured, but
-cannot be connected to an agent or send (409).
+The services only ask this registry for what differs by type (only the
+features of one type name it: the website widget, the WhatsApp sandbox of
+`simulate`). A type registered as a plain `ChannelType` can be created and
+configured, but cannot be connected to an agent or send (409).
 """
 
 import importlib
