@@ -4,9 +4,10 @@ A real HTTP server (ThreadingHTTPServer in a thread) that answers
 `POST /bot<token>/<method>` (JSON bodies) the way api.telegram.org does:
 `{"ok": true, "result": ...}`, or `{"ok": false, "error_code", "description"}`
 (with `parameters.retry_after` for 429), and 401 "Unauthorized" for any
-other token.
+other token than `token` and those of the bots added with `add_bot`.
 
-- getMe; setWebhook / deleteWebhook / getWebhookInfo (the webhook is kept);
+- getMe; setWebhook / deleteWebhook / getWebhookInfo (the webhook is kept,
+  per bot: `webhook` is the main bot's, `webhooks` every bot's);
 - getUpdates: the updates queued with `push` whose update_id >= offset,
   409 while a webhook is set (as Telegram does);
 - sendMessage, sendPhoto, sendDocument, sendAudio, sendVideo: a Message
@@ -75,7 +76,8 @@ class TelegramStub:
         self.requests = []
         self.updates = []
         self.files = {}
-        self.webhook = None  # the setWebhook parameters while one is set
+        self.webhooks = {}  # {token: the setWebhook parameters} while one is set
+        self.other_tokens = set()
         self.refuse = {}  # {method: (code, description)} answered while set
         self.script = deque()  # answers of the next send* calls, then success
         self._message_ids = {}
@@ -87,6 +89,15 @@ class TelegramStub:
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
         self.thread.start()
+
+    @property
+    def webhook(self):
+        """The main bot's webhook (its setWebhook parameters), or None."""
+        return self.webhooks.get(self.token)
+
+    def add_bot(self, token):
+        """Answer `token` too, as a second bot of the same API."""
+        self.other_tokens.add(token)
 
     @property
     def base(self):
@@ -121,12 +132,12 @@ class TelegramStub:
     # -- answers -------------------------------------------------------------
 
     def answer(self, seen):
-        prefix = f"/bot{self.token}/"
         if seen.method == "GET" and seen.path.startswith(f"/file/bot{self.token}/"):
             return self._download(seen.path.removeprefix(f"/file/bot{self.token}/"))
-        if not seen.path.startswith(prefix):
+        token, _, method = seen.path.removeprefix("/bot").partition("/")
+        if not seen.path.startswith("/bot") or token not in {self.token, *self.other_tokens}:
             return refusal(401, "Unauthorized")
-        method, params = seen.path.removeprefix(prefix), seen.json
+        params = seen.json
         if method in self.refuse:
             return refusal(*self.refuse[method])
         if method in SEND_METHODS:
@@ -134,32 +145,32 @@ class TelegramStub:
         handler = getattr(self, f"_{method}", None)
         if handler is None:
             return refusal(404, "Not Found")
-        return handler(params)
+        return handler(params, token)
 
-    def _getMe(self, params):
+    def _getMe(self, params, token):
         return _ok(BOT)
 
-    def _setWebhook(self, params):
+    def _setWebhook(self, params, token):
         url = params.get("url", "")
         if not url.startswith("https://"):
             return refusal(
                 400, "Bad Request: bad webhook: An HTTPS URL must be provided for webhook"
             )
-        self.webhook = params
+        self.webhooks[token] = params
         return _ok(True, description="Webhook was set")
 
-    def _deleteWebhook(self, params):
-        was_set, self.webhook = self.webhook is not None, None
+    def _deleteWebhook(self, params, token):
+        was_set = self.webhooks.pop(token, None) is not None
         return _ok(
             True, description="Webhook was deleted" if was_set else "Webhook is already deleted"
         )
 
-    def _getWebhookInfo(self, params):
-        url = (self.webhook or {}).get("url", "")
+    def _getWebhookInfo(self, params, token):
+        url = self.webhooks.get(token, {}).get("url", "")
         return _ok({"url": url, "has_custom_certificate": False, "pending_update_count": 0})
 
-    def _getUpdates(self, params):
-        if self.webhook is not None:
+    def _getUpdates(self, params, token):
+        if token in self.webhooks:
             return refusal(
                 409,
                 "Conflict: can't use getUpdates method while webhook is active; "
@@ -170,12 +181,12 @@ class TelegramStub:
             self.updates = [u for u in self.updates if u["update_id"] >= offset]
             return _ok(self.updates[: params.get("limit", 100)])
 
-    def _answerCallbackQuery(self, params):
+    def _answerCallbackQuery(self, params, token):
         if not params.get("callback_query_id"):
             return refusal(400, "Bad Request: query is too old and response timeout expired")
         return _ok(True)
 
-    def _getFile(self, params):
+    def _getFile(self, params, token):
         file_id = params.get("file_id")
         if file_id not in self.files:
             return refusal(400, "Bad Request: invalid file_id")

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from agent_platform.channels import adapters
 from agent_platform.models import Conversation, Message, ReplyJob
 from agent_platform.services import replies
 from conversations_helpers import data, event_names, events
@@ -184,8 +185,8 @@ def test_a_passage_of_a_text_training_answers(caller, shop):
     assert reply.metadata["reply"]["kind"] == "passage"
 
 
-def test_long_replies_are_split_at_the_channel_limit_on_sentences(caller, shop):
-    shop["fake"].max_text_length = 60
+def test_long_replies_are_split_at_the_channel_limit_on_sentences(caller, shop, monkeypatch):
+    monkeypatch.setattr(adapters.channel_type("whatsapp"), "text_limit", 60)
     answer = (
         "Delivery costs $5 within the city. Outside the city it costs $9. "
         "Orders above $50 are delivered for free. We deliver until 10pm."

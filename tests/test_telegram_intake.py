@@ -152,10 +152,57 @@ def test_the_polling_job_is_registered_with_its_interval(app):
     assert job.trigger.interval.total_seconds() == 3.5
 
 
-def test_polling_removes_a_webhook_left_from_webhook_mode(caller, bot_api):
+def webhook_calls(bot_api):
+    """(token, method) of each setWebhook / deleteWebhook, in order."""
+    calls = [seen.path.removeprefix("/bot").split("/") for seen in bot_api.requests]
+    return [(token, method) for token, method in calls if method.endswith("Webhook")]
+
+
+def test_switching_to_polling_deletes_the_webhook_at_once(caller, bot_api):
     channel = telegram_channel(caller, mode="webhook")
     changed = {"settings": {"intake_mode": "polling"}}
     assert caller.patch(f"/v1/channels/{channel['id']}", json=changed).status_code == 200
+    assert bot_api.webhook is None
+    assert webhook_calls(bot_api) == [(TOKEN, "setWebhook"), (TOKEN, "deleteWebhook")]
+    logged = data(caller.get(f"/v1/channels/{channel['id']}/events"))
+    assert [e["kind"] for e in logged][:2] == ["webhook_deleted", "webhook_set"]  # newest first
+    bot_api.push(message_update("um"))
+    assert polling.poll_updates() == 1  # the first poll already gets the update
+
+
+def test_a_new_token_deletes_the_old_bots_webhook_with_the_old_token(caller, bot_api):
+    new_token = "7345678901:" + "N" * 35
+    bot_api.add_bot(new_token)
+    channel = telegram_channel(caller, mode="webhook")
+    secret = bot_api.webhook["secret_token"]
+    changed = {"settings": {"bot_token": new_token}}
+    assert caller.patch(f"/v1/channels/{channel['id']}", json=changed).status_code == 200
+    assert webhook_calls(bot_api)[1:] == [(TOKEN, "deleteWebhook"), (new_token, "setWebhook")]
+    assert list(bot_api.webhooks) == [new_token]  # the old bot calls the service no more
+    assert bot_api.webhooks[new_token]["secret_token"] == secret
+    assert events(caller.workspace_id, "channel.error") == []
+
+
+def test_removing_the_token_deletes_the_webhook_with_it(caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    settings = {"intake_mode": "webhook", "bot_username": "loja_da_ana_bot", "bot_token": None}
+    assert caller.put(f"/v1/channels/{channel['id']}/settings", json=settings).status_code == 200
+    assert webhook_calls(bot_api) == [(TOKEN, "setWebhook"), (TOKEN, "deleteWebhook")]
+    assert bot_api.webhooks == {}
+
+
+def test_changing_other_settings_keeps_the_webhook(caller, bot_api):
+    channel = telegram_channel(caller, mode="webhook")
+    changed = {"settings": {"bot_username": "outra_loja_bot"}}
+    assert caller.patch(f"/v1/channels/{channel['id']}", json=changed).status_code == 200
+    assert webhook_calls(bot_api) == [(TOKEN, "setWebhook"), (TOKEN, "setWebhook")]
+    assert bot_api.webhook is not None
+
+
+def test_polling_removes_a_webhook_set_elsewhere(caller, bot_api):
+    telegram_channel(caller)
+    # Another program (or a deleteWebhook that failed) left the bot a webhook.
+    bot_api.webhooks[TOKEN] = {"url": "https://elsewhere.example.com/hook"}
     bot_api.push(message_update("um"))
     assert polling.poll_updates() == 0  # Telegram: 409, a webhook is active
     assert bot_api.webhook is None

@@ -85,6 +85,19 @@ def test_a_photo_is_sent_by_url_with_its_caption(caller, bot_api, chat):
     }
 
 
+def test_a_document_is_sent_by_url_and_its_id_kept(caller, bot_api, chat):
+    url = "https://example.com/cardapio.pdf"
+    body = {"type": "document", "media_url": url, "caption": "Cardápio de verão"}
+    message = data(post(caller, chat, **body), 201)
+    sending.send_queued()
+    assert bot_api.sent("sendDocument") == [
+        {"chat_id": str(CUSTOMER["id"]), "document": url, "caption": "Cardápio de verão"}
+    ]
+    assert bot_api.sent("sendMessage") == [] and bot_api.sent("sendPhoto") == []
+    shown = data(caller.get(f"/v1/messages/{message['id']}"))
+    assert (shown["status"], shown["external_id"]) == ("sent", f"{CUSTOMER['id']}:1001")
+
+
 def test_429_waits_the_retry_after_telegram_asks(caller, bot_api, chat):
     message = data(post(caller, chat, text="Oi"), 201)
     now = utcnow()

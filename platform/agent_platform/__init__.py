@@ -11,10 +11,14 @@ def create_app(config=None, config_path=None):
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
     from .api.ratelimit import SlidingWindowLimiter
+    from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
     from .secretbox import configure_from
 
+    # Every channel type registers itself, its secret settings and its jobs
+    # with it, before any channel is read or the scheduler is built.
+    adapters.load()
     app = PlatformFlask(__name__)
     app.config.update(load_config(config_path, overrides=config))
     app.config.update(openapi_settings(__version__))

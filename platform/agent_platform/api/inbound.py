@@ -10,7 +10,7 @@ from flask.views import MethodView
 from marshmallow import fields
 from werkzeug.datastructures import EnvironHeaders
 
-from ..channels import adapters, telegram, whatsapp  # noqa: F401  (they register their adapters)
+from ..channels import adapters
 from ..channels.adapters import Callback
 from ..channels.whatsapp import intake
 from ..db import end_request

@@ -1,7 +1,24 @@
-"""The adapter contract: one adapter per channel type carries its messages.
+"""The adapter contract: one module per channel type holds all it knows.
 
-A channel type is supported by one module (`channels/<type>/`) that, when
-imported, registers an `Adapter`. The adapter
+A channel type lives in one module under `channels/` that, when imported,
+registers itself here; `load()` imports every module of the package, so
+adding a type means adding its module (and its tests) and nothing else.
+
+A `ChannelType` declares what the API knows of the type, network or not:
+
+- `settings`: {name: check(value, field) -> canonical value}, what a channel
+  of the type accepts, and `secret_settings`, those written but never read
+  back (encrypted at rest, shown as `<name>_set`); `settings_doc`, their
+  line in the API's description of `settings`;
+- `public_link(channel, public_url)`: what a customer opens to write (the QR
+  code), usually `link_to` the value of `link_setting` (`link_prefix` + it);
+- `identity`: check(value, field) of a contact's id on the network;
+- `text_limit`: characters one message may carry (longer replies are split);
+- `order`: where the type stands in the API's lists (the order types were
+  added in, so that the OpenAPI document does not move when one is added;
+  a type without one comes last).
+
+An `Adapter` is a channel type that carries messages:
 
 - sends: `send(channel, message)` turns a stored outbound message into the
   network's call and answers a `SendResult`, or raises `SendError` (its
@@ -15,19 +32,29 @@ imported, registers an `Adapter`. The adapter
   schedule the agent's reply;
 - checks settings: `check_settings(settings)` refuses, before they are
   stored, settings that cannot work together (400 naming the setting);
-- follows its channel: `activate(channel)` after a channel's settings were
-  stored (for example registering a webhook with the network), and
-  `deactivate(channel)` after it was deleted. Both run outside any
-  transaction and may call the network.
+- follows its channel: `activate(channel, previous)` after a channel's
+  settings were stored (`previous`: the settings before, None on creation),
+  to set up the network's side and undo what the previous settings had set
+  up there (a webhook registered with another token); `deactivate(channel)`
+  after it was deleted. Both run outside any transaction and may call the
+  network;
+- checks credentials, when its network can: `verify_credentials(channel)`
+  (POST /v1/channels/{id}/verify) asks the network, outside any transaction,
+  and answers {"ok": True, "details": {...}} or {"ok": False, "error":
+  {code, title, details}}; it raises an ApiError when a setting is missing.
 
-The services only ask this registry; they never name a channel type. A type
-in the API (models.channels.CHANNEL_TYPES) with no adapter can be created
-and configured, but cannot be connected to an agent or send (409).
+The services only ask this registry for what differs by type (only the
+features of one type name it: the website widget, the WhatsApp sandbox of
+`simulate`). A type registered as a plain `ChannelType` can be created and
+configured, but cannot be connected to an agent or send (409).
 """
 
+import importlib
+import pkgutil
 from dataclasses import dataclass
 
-from ..errors import NotFound
+from ..errors import Conflict, NotFound
+from ..models.channels import declare_secret_settings
 from .senders import get_sender, register_sender, registered_types
 
 
@@ -40,10 +67,35 @@ class Callback:
     headers: object
 
 
-class Adapter:
-    """Defaults of the contract: an adapter overrides what its network has."""
+class ChannelType:
+    """A type the API offers; see the module's docstring for each part."""
 
     type = None
+    order = None
+    settings = {}
+    secret_settings = ()
+    settings_doc = ""
+    link_setting = None
+    link_prefix = ""
+    identity = None
+    text_limit = 4096
+    verify_credentials = None
+
+    def public_link(self, channel, public_url):
+        value = channel.settings.get(self.link_setting)
+        if not value:
+            raise Conflict(
+                f"Channel {channel.id} has no link yet: set settings.{self.link_setting} first.",
+                code="CHANNEL_NOT_CONFIGURED",
+            )
+        return self.link_to(value)
+
+    def link_to(self, value):
+        return self.link_prefix + value
+
+
+class Adapter(ChannelType):
+    """Defaults of the contract: an adapter overrides what its network has."""
 
     def send(self, channel, message):
         raise NotImplementedError
@@ -59,20 +111,58 @@ class Adapter:
     def receive(self, channel_id, callback, bound=None):
         raise NotFound(f"Channels of type {self.type} have no callback URL.", code="NOT_FOUND")
 
-    def activate(self, channel):
-        """The channel's settings were stored: set up the network's side."""
+    def activate(self, channel, previous):
+        """The channel's settings were stored, replacing `previous` (None on
+        creation): set up the network's side."""
 
     def deactivate(self, channel):
         """The channel was deleted: undo the network's side."""
 
 
+_TYPES = {}
 _ADAPTERS = {}
+_loaded = False
+
+
+def register_type(kind):
+    """Make `kind` (a ChannelType) the one of its type."""
+    _TYPES[kind.type] = kind
+    declare_secret_settings(kind.type, kind.secret_settings)
 
 
 def register_adapter(adapter):
     """Make `adapter` the one of its type; it is also the type's sender."""
+    register_type(adapter)
     _ADAPTERS[adapter.type] = adapter
     register_sender(adapter.type, adapter)
+
+
+def load():
+    """Import every module of this package once: each channel type's module
+    registers its type as it is imported."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    package = importlib.import_module(__package__)
+    for module in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"{__package__}.{module.name}")
+
+
+def types():
+    """Every channel type the API offers, in their order."""
+    load()
+    return sorted(_TYPES.values(), key=lambda kind: (kind.order is None, kind.order or 0))
+
+
+def type_names():
+    return tuple(kind.type for kind in types())
+
+
+def channel_type(name):
+    """The ChannelType called `name` (one of type_names())."""
+    load()
+    return _TYPES[name]
 
 
 def get_adapter(channel_type):
@@ -116,10 +206,10 @@ def check_settings(channel_type, settings):
         adapter.check_settings(settings)
 
 
-def activated(channel):
+def activated(channel, previous=None):
     adapter = _ADAPTERS.get(channel.type)
     if adapter is not None:
-        adapter.activate(channel)
+        adapter.activate(channel, previous)
 
 
 def deactivated(channel):

@@ -7,9 +7,6 @@ from .channels import Channel
 from .fastsql import fetch_all, fetch_one
 from .tenancy import Workspace
 
-# The kinds of identity a contact has on a network (the channel types).
-IDENTITY_TYPES = ("whatsapp", "telegram", "email", "website")
-
 
 class Contact(TimestampedModel, WorkspaceScoped):
     """`phone` is E.164 and `email` lower case, each unique in the workspace.

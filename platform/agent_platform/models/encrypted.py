@@ -33,10 +33,11 @@ class EncryptedCharField(CharField):
 
 class SecretsJSONField(JSONField):
     """A JSON object whose string values under `secret_keys` (every key when
-    None) are encrypted."""
+    None) are encrypted. A set given is read as it is then, not copied: its
+    owner may add names later."""
 
     def __init__(self, secret_keys=None, **kwargs):
-        self.secret_keys = None if secret_keys is None else frozenset(secret_keys)
+        self.secret_keys = secret_keys
         super().__init__(**kwargs)
 
     def _is_secret(self, key, value):

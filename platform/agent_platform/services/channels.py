@@ -11,62 +11,18 @@ from ..errors import Conflict, Forbidden, NotFound, ValidationError
 from ..events import emit
 from ..models import Agent, Channel, ChannelEvent, Message
 from ..models.base import utcnow
-from ..models.channels import SECRET_SETTINGS
 from ..models.pagination import paginate
 from . import formats
 
-# What each channel type accepts in `settings`; secrets are listed in
-# models.channels.SECRET_SETTINGS and never read back.
-SETTINGS = {
-    "whatsapp": {
-        "phone_number_id": formats.pattern(r"^[0-9]{1,30}$", "the numeric phone number id"),
-        "business_account_id": formats.pattern(r"^[0-9]{1,30}$", "the numeric account id"),
-        "display_phone_number": formats.phone,
-        "access_token": formats.text(4096),
-        "app_secret": formats.text(512),
-        "verify_token": formats.text(512),
-        "mark_read": "flag",
-        # Replies are recorded on the message instead of sent (channels/whatsapp/sender.py).
-        "sandbox": "flag",
-    },
-    "telegram": {
-        # As BotFather hands them out: the bot's id, a colon, 35 characters.
-        "bot_token": formats.pattern(
-            r"^[0-9]{6,12}:[A-Za-z0-9_-]{30,50}$",
-            "a bot token from BotFather, such as 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-        ),
-        "intake_mode": formats.one_of("polling", "webhook"),
-        "secret_token": formats.pattern(
-            r"^[A-Za-z0-9_-]{1,256}$", "1 to 256 characters of A-Z, a-z, 0-9, _ and -"
-        ),
-        "bot_username": formats.pattern(
-            r"^@?[A-Za-z][A-Za-z0-9_]{3,30}[Bb][Oo][Tt]$", "a bot username ending in bot"
-        ),
-    },
-    "email": {
-        "smtp_host": formats.hostname,
-        "smtp_port": formats.port,
-        "smtp_username": formats.text(254),
-        "smtp_password": formats.text(1024),
-        "smtp_security": formats.one_of("starttls", "ssl", "none"),
-        "imap_host": formats.hostname,
-        "imap_port": formats.port,
-        "imap_username": formats.text(254),
-        "imap_password": formats.text(1024),
-        "imap_security": formats.one_of("ssl", "starttls", "none"),
-        "from_address": formats.email,
-        "from_name": formats.text(200),
-    },
-    "website": {
-        "allowed_origins": "origins",
-        "title": formats.text(100),
-        "greeting": formats.text(1000),
-        "primary_color": formats.color,
-        "background_color": formats.color,
-        "text_color": formats.color,
-    },
-}
-MAX_ORIGINS = 50
+
+def type_names():
+    """The channel types the API offers, in their order."""
+    return adapters.type_names()
+
+
+def settings_description():
+    """Each type's settings in a line (the OpenAPI description of `settings`)."""
+    return " ".join(f"{kind.type}: {kind.settings_doc}." for kind in adapters.types())
 
 
 def not_found(channel_id):
@@ -109,13 +65,14 @@ def update_channel(workspace_id, channel_id, changes):
     """Rename and/or change some settings (the others stay as they are)."""
     with transaction():
         channel = get_channel(workspace_id, channel_id)
+        previous = channel.settings
         if "name" in changes:
             _check_name_free(workspace_id, changes["name"], excluding_id=channel.id)
             channel.name = changes["name"]
         if "settings" in changes:
-            channel.settings = merged_settings(channel.type, channel.settings, changes["settings"])
+            channel.settings = merged_settings(channel.type, previous, changes["settings"])
         channel.save()
-    return _activated(channel) if "settings" in changes else channel
+    return _activated(channel, previous) if "settings" in changes else channel
 
 
 def replace_settings(workspace_id, channel_id, settings):
@@ -124,24 +81,27 @@ def replace_settings(workspace_id, channel_id, settings):
     a secret given as null is cleared."""
     with transaction():
         channel = get_channel(workspace_id, channel_id)
-        secrets = SECRET_SETTINGS[channel.type]
-        kept = {name: value for name, value in channel.settings.items() if name in secrets}
+        previous = channel.settings
+        secrets = adapters.channel_type(channel.type).secret_settings
+        kept = {name: value for name, value in previous.items() if name in secrets}
         channel.settings = merged_settings(channel.type, kept, settings)
         channel.save()
-    return _activated(channel)
+    return _activated(channel, previous)
 
 
-def _activated(channel):
-    """After its settings were stored: the adapter sets up the network's side
-    (outside the transaction: it may call the network), and the channel is
-    read again, with whatever the adapter recorded."""
-    adapters.activated(channel)
+def _activated(channel, previous=None):
+    """After its settings were stored (they were `previous` before, None on
+    creation): the adapter sets up the network's side (outside the
+    transaction: it may call the network), and the channel is read again,
+    with whatever the adapter recorded."""
+    adapters.activated(channel, previous)
     return Channel.get_by_id(channel.id)
 
 
 def merged_settings(channel_type, current, changes):
-    """`current` with `changes` applied (null removes a key), each value checked."""
-    allowed = SETTINGS[channel_type]
+    """`current` with `changes` applied (null removes a key), each value
+    checked by its type's declaration (channels.adapters)."""
+    allowed = adapters.channel_type(channel_type).settings
     result = dict(current)
     for name, value in changes.items():
         field = f"settings.{name}"
@@ -151,23 +111,9 @@ def merged_settings(channel_type, current, changes):
         if value is None:
             result.pop(name, None)
         else:
-            result[name] = _checked_setting(allowed[name], value, field)
+            result[name] = allowed[name](value, field)
     adapters.check_settings(channel_type, result)
     return result
-
-
-def _checked_setting(check, value, field):
-    if check == "flag":
-        if not isinstance(value, bool):
-            raise ValidationError(field, "must be true or false")
-        return value
-    if check == "origins":
-        if not isinstance(value, list) or len(value) > MAX_ORIGINS:
-            raise ValidationError(field, f"must be a list of at most {MAX_ORIGINS} origins")
-        origins = [formats.origin(item, f"{field}[{i}]") for i, item in enumerate(value)]
-        return list(dict.fromkeys(origins))
-    value = check(value, field)
-    return value.lstrip("@") if field == "settings.bot_username" else value
 
 
 def delete_channel(workspace_id, channel_id, now=None):
@@ -265,25 +211,7 @@ def _check_name_free(workspace_id, name, excluding_id=None):
 
 def public_link(channel, public_url):
     """The link a customer opens to write to the channel (what the QR code holds)."""
-    settings = channel.settings
-    if channel.type == "website":
-        return f"{public_url.rstrip('/')}/widget/{channel.id}"
-    needed = {
-        "whatsapp": "display_phone_number",
-        "telegram": "bot_username",
-        "email": "from_address",
-    }[channel.type]
-    if not settings.get(needed):
-        raise Conflict(
-            f"Channel {channel.id} has no link yet: set settings.{needed} first.",
-            code="CHANNEL_NOT_CONFIGURED",
-        )
-    value = settings[needed]
-    if channel.type == "whatsapp":
-        return "https://wa.me/" + value.lstrip("+")
-    if channel.type == "telegram":
-        return "https://t.me/" + value
-    return "mailto:" + value
+    return adapters.channel_type(channel.type).public_link(channel, public_url)
 
 
 def qrcode(workspace_id, channel_id, public_url, image_format="png", scale=8):
@@ -333,23 +261,13 @@ def widget(workspace_id, channel_id, public_url):
 
 # -- Credential checks ------------------------------------------------------
 
-# {channel type: verifier}; an adapter registers one at import time. A
-# verifier takes the channel, asks its network (outside any transaction) and
-# returns {"ok": True, "details": {...}} or {"ok": False, "error": {code,
-# title, details}}; it raises an ApiError when the channel lacks a setting.
-_VERIFIERS = {}
-
-
-def register_verifier(channel_type, verifier):
-    _VERIFIERS[channel_type] = verifier
-
 
 def verify(workspace_id, channel_id, now=None):
     """Check the channel's credentials with its network: channel.connected
     (with `verification`) when they work, channel.error (with `error`) when
     not; both are also written to the channel's event log."""
     channel = get_channel(workspace_id, channel_id)
-    verifier = _VERIFIERS.get(channel.type)
+    verifier = adapters.channel_type(channel.type).verify_credentials
     if verifier is None:
         raise NotFound(
             f"Channel {channel.id} is a {channel.type} channel; its credentials cannot be checked.",

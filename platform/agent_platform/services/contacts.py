@@ -3,6 +3,7 @@ against the workspace's definitions, identities on each network."""
 
 from peewee import SQL, NodeList, fn
 
+from ..channels import adapters
 from ..db import folded, transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
@@ -10,13 +11,6 @@ from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsq
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from . import formats
-
-IDENTITY_FORMATS = {
-    "whatsapp": formats.pattern(r"^[1-9][0-9]{5,14}$", "a WhatsApp id (the number's digits)"),
-    "telegram": formats.pattern(r"^-?[0-9]{1,20}$", "a Telegram chat id (digits)"),
-    "email": formats.email,
-    "website": formats.text(200),
-}
 
 
 def not_found(contact_id):
@@ -173,9 +167,8 @@ def _replace_identities(contact, identities):
     wanted = {}
     for index, identity in enumerate(identities):
         kind = identity["type"]
-        external_id = IDENTITY_FORMATS[kind](
-            identity["external_id"], f"identities[{index}].external_id"
-        )
+        check = adapters.channel_type(kind).identity
+        external_id = check(identity["external_id"], f"identities[{index}].external_id")
         owner = ContactIdentity.find(contact.workspace_id, kind, external_id)
         if owner and owner.contact_id != contact.id:
             raise Conflict(

@@ -86,6 +86,24 @@ def origin(value, field):
     return f"{parts.scheme}://{parts.netloc}".lower()
 
 
+def origins(limit):
+    """A list of at most `limit` origins, each checked, without repeats."""
+
+    def check(value, field):
+        if not isinstance(value, list) or len(value) > limit:
+            raise ValidationError(field, f"must be a list of at most {limit} origins")
+        checked = [origin(item, f"{field}[{index}]") for index, item in enumerate(value)]
+        return list(dict.fromkeys(checked))
+
+    return check
+
+
+def flag(value, field):
+    if not isinstance(value, bool):
+        raise ValidationError(field, "must be true or false")
+    return value
+
+
 def hostname(value, field):
     if not isinstance(value, str) or not _HOSTNAME.match(value):
         raise ValidationError(field, "must be a host name such as smtp.example.com")

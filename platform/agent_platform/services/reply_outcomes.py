@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from flask import current_app
 
-from ..channels import senders
+from ..channels import adapters
 from ..db import transaction
 from ..models import Conversation, Message, ReplyJob, fastsql
 from ..replies import texts
@@ -18,9 +18,6 @@ from .messages import insert_message
 
 log = logging.getLogger("agent_platform.replies")
 
-# Characters one message may carry, by channel type, when the channel's
-# sender does not say (a sender may set `max_text_length`).
-CHANNEL_TEXT_LIMITS = {"whatsapp": 4096, "telegram": 4096, "website": 4096, "email": 100_000}
 MAX_TRANSFERS = 3  # agent-to-agent transfers one customer turn may cause
 
 
@@ -174,9 +171,8 @@ def _store(turn, greetings, parts, record):
 
 
 def _text_limit(channel):
-    sender = senders.get_sender(channel.type)
-    limit = getattr(sender, "max_text_length", None)
-    return limit or CHANNEL_TEXT_LIMITS.get(channel.type, 4096)
+    """Characters one message may carry on the channel, as its type declares."""
+    return adapters.channel_type(channel.type).text_limit
 
 
 def finish(turn, outcome, detail, failed=False, answered=False):

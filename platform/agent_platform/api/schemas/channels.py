@@ -1,20 +1,15 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...models.channels import CHANNEL_TYPES
+from ...services import channels
 from ..pagination import ListQuery
 from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
 
+CHANNEL_TYPES = channels.type_names()
 SETTINGS_DOC = (
-    "Per type. whatsapp: phone_number_id, business_account_id, display_phone_number (E.164), "
-    "access_token*, app_secret*, verify_token*, mark_read (true|false). telegram: bot_token*, "
-    "intake_mode (polling|webhook, default polling), secret_token* (made in webhook mode), "
-    "bot_username. email: smtp_host, smtp_port, smtp_username, smtp_password*, smtp_security "
-    "(starttls|ssl|none), imap_host, imap_port, imap_username, imap_password*, imap_security, "
-    "from_address, from_name. website: allowed_origins (list), title, greeting, primary_color, "
-    "background_color, text_color (#hex). Secrets (*) are write-only: they read back as "
-    "<name>_set true/false. A null value removes a setting."
+    f"Per type. {channels.settings_description()} Secrets (*) are write-only: they read "
+    "back as <name>_set true/false. A null value removes a setting."
 )
 
 

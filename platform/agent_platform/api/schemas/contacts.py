@@ -1,8 +1,7 @@
 import marshmallow as ma
 from marshmallow import fields, pre_load, validate
 
-from ...models.contacts import IDENTITY_TYPES
-from ...services import contacts
+from ...services import channels, contacts
 from ..pagination import ListQuery
 from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
@@ -13,11 +12,16 @@ CUSTOM_FIELDS_DOC = (
 )
 
 
+# A contact has an identity on the network of each channel type.
+IDENTITY_TYPES = channels.type_names()
+NETWORKS = f"{', '.join(IDENTITY_TYPES[:-1])} or {IDENTITY_TYPES[-1]}"
+
+
 class IdentitySchema(ma.Schema):
     type = fields.String(
         required=True,
         validate=validate.OneOf(IDENTITY_TYPES),
-        metadata={"description": "The network: whatsapp, telegram, email or website"},
+        metadata={"description": f"The network: {NETWORKS}"},
     )
     external_id = fields.String(
         required=True,

@@ -12,13 +12,11 @@
 - `adapter`: all of it behind the adapter contract, registered for "telegram".
 """
 
-from ...services import channels as channel_service
 from ..adapters import register_adapter
 from . import polling, tasks
 from .adapter import TelegramAdapter
 from .credentials import verify_credentials
 
 register_adapter(TelegramAdapter())
-channel_service.register_verifier("telegram", verify_credentials)
 
 __all__ = ["TelegramAdapter", "polling", "tasks", "verify_credentials"]

@@ -1,8 +1,10 @@
 """Sending through the Bot API: sendMessage for text (plain, no parse_mode,
 so nothing needs escaping; split at Telegram's 4,096-character limit),
 sendPhoto / sendDocument / sendAudio / sendVideo by URL (Telegram fetches
-it), with `reply_parameters` when the message answers one the network knows, and
-the message's `metadata.buttons` as an inline keyboard.
+it; a caption over Telegram's 1,024 UTF-16 units, which a caption within the
+API's 1,024 characters can be with emoji, follows the file as text messages),
+with `reply_parameters` when the message answers one the network knows,
+and the message's `metadata.buttons` as an inline keyboard.
 
 The answer's message_id becomes the message's external id as
 "<chat_id>:<message_id>" (Telegram numbers messages per chat). Called by the
@@ -14,7 +16,7 @@ from ..senders import SendError, SendResult
 from .botapi import BotApiError, client
 
 TEXT_LIMIT = 4096  # characters of a text message, counted in UTF-16 units
-CAPTION_LIMIT = 1024
+CAPTION_LIMIT = 1024  # UTF-16 units too
 MAX_BUTTONS = 20
 MEDIA_METHODS = {
     "image": ("sendPhoto", "photo"),
@@ -79,19 +81,32 @@ def calls(message, chat_id):
     """The (method, params) calls that send `message` to `chat_id`; the
     buttons, if any, go under the last one."""
     if message.type == "text":
-        sent = [("sendMessage", {"chat_id": chat_id, "text": part}) for part in split(message.text)]
+        sent = _texts(message.text, chat_id)
     elif message.type in MEDIA_METHODS:
-        method, field = MEDIA_METHODS[message.type]
-        params = {"chat_id": chat_id, field: message.media_url}
-        if message.caption:
-            params["caption"] = message.caption[:CAPTION_LIMIT]
-        sent = [(method, params)]
+        sent = _media(message, chat_id)
     else:
         raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
     buttons = (message.metadata or {}).get("buttons")
     if buttons is not None:
         sent[-1][1]["reply_markup"] = {"inline_keyboard": keyboard(buttons)}
     return sent
+
+
+def _texts(text, chat_id):
+    return [("sendMessage", {"chat_id": chat_id, "text": part}) for part in split(text)]
+
+
+def _media(message, chat_id):
+    """The file by URL with its caption; a caption over Telegram's limit
+    (which would be refused or cut) follows the file as text instead."""
+    method, field = MEDIA_METHODS[message.type]
+    params = {"chat_id": chat_id, field: message.media_url}
+    caption = message.caption or ""
+    if _units(caption) > CAPTION_LIMIT:
+        return [(method, params), *_texts(caption, chat_id)]
+    if caption:
+        params["caption"] = caption
+    return [(method, params)]
 
 
 def keyboard(buttons):

@@ -9,9 +9,9 @@ job every MEDIA_POLL_SECONDS: getFile gives the file's path, the file is
 streamed from <api_base>/file/bot<token>/<path> into MEDIA_DIR, and the
 message's media_url becomes the platform's own /media/<name> URL — the bot
 token is in the download URL, so that URL is never stored or shown. A failure
-waits 10 s, 1 min, 5 min, 30 min; after MAX_ATTEMPTS, or at once for a file
-over MEDIA_MAX_BYTES, the message keeps its place with error
-MEDIA_DOWNLOAD_FAILED and the channel's event log says why.
+waits 10 s, 1 min, 5 min, 30 min (or the retry_after of a 429); after
+MAX_ATTEMPTS, or at once for a file over MEDIA_MAX_BYTES, the message keeps
+its place with error MEDIA_DOWNLOAD_FAILED and the channel's event log says why.
 """
 
 import contextlib
@@ -177,7 +177,8 @@ def _finish(task):
 def _failed(task, error, now):
     with transaction():
         if error.retryable and task.attempts < MAX_ATTEMPTS:
-            delay = RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]
+            # A 429 says how long to wait; trying sooner only earns another.
+            delay = error.retry_after or RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]
             ChannelTask.update(
                 due_at=now + timedelta(seconds=delay), last_error=error.as_dict()
             ).where(ChannelTask.id == task.id).execute()

@@ -4,8 +4,9 @@ URL with the secret given to setWebhook in X-Telegram-Bot-Api-Secret-Token.
 `register` (on activation, in intake_mode "webhook") calls setWebhook with
 <server.public_url>/inbound/telegram/<channel id> and the channel's
 secret_token, made at random (and stored encrypted) when it has none;
-`unregister` calls deleteWebhook. Their outcome goes to the channel's event
-log; a failure also raises channel.error (the settings stay stored).
+`unregister` calls deleteWebhook, with the token the webhook was set with.
+Their outcome goes to the channel's event log; a failure also raises
+channel.error (the settings stay stored).
 """
 
 import hmac
@@ -60,8 +61,9 @@ def register(channel):
     _recorded(channel, "setWebhook", params, "webhook_set", {"url": params["url"]})
 
 
-def unregister(channel):
-    _recorded(channel, "deleteWebhook", {}, "webhook_deleted", {})
+def unregister(channel, token):
+    """deleteWebhook for the bot of `token` (the channel's, or the one it had)."""
+    _recorded(channel, "deleteWebhook", {}, "webhook_deleted", {}, token)
 
 
 def _new_secret(channel):
@@ -74,9 +76,9 @@ def _new_secret(channel):
     return secret
 
 
-def _recorded(channel, method, params, kind, details):
+def _recorded(channel, method, params, kind, details, token=None):
     try:
-        client(channel.settings["bot_token"]).call(method, params)
+        client(token or channel.settings["bot_token"]).call(method, params)
     except BotApiError as error:
         log.warning("Telegram %s failed on channel %s: %s", method, channel.id, error)
         failed(channel, f"{method}_failed", error.as_dict())

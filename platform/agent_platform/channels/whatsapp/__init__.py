@@ -10,10 +10,9 @@
 - `tasks`: the media download and read-receipt job;
 - `credentials`: the channel health check behind POST /v1/channels/{id}/verify.
 
-Importing the package registers the adapter, the credentials check and the job.
+Importing the package registers the adapter (and, through `tasks`, its job).
 """
 
-from ...services import channels as channel_service
 from ..adapters import register_adapter
 from . import tasks
 from .adapter import WhatsAppAdapter
@@ -21,6 +20,5 @@ from .credentials import verify_credentials
 from .sender import WhatsAppSender
 
 register_adapter(WhatsAppAdapter())
-channel_service.register_verifier("whatsapp", verify_credentials)
 
 __all__ = ["WhatsAppAdapter", "WhatsAppSender", "tasks", "verify_credentials"]

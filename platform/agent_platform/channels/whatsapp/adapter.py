@@ -1,12 +1,42 @@
 """The WhatsApp channel's side of the adapter contract (channels.adapters)."""
 
+from ...services import formats
 from ..adapters import Adapter
 from . import intake
+from .credentials import verify_credentials
 from .sender import WhatsAppSender, missing_settings
+
+NUMERIC_ID = r"^[0-9]{1,30}$"
 
 
 class WhatsAppAdapter(WhatsAppSender, Adapter):
     type = "whatsapp"
+    order = 1
+    settings = {
+        "phone_number_id": formats.pattern(NUMERIC_ID, "the numeric phone number id"),
+        "business_account_id": formats.pattern(NUMERIC_ID, "the numeric account id"),
+        "display_phone_number": formats.phone,
+        "access_token": formats.text(4096),
+        "app_secret": formats.text(512),
+        "verify_token": formats.text(512),
+        "mark_read": formats.flag,
+        # Replies are recorded on the message instead of sent (sender.py).
+        "sandbox": formats.flag,
+    }
+    secret_settings = ("access_token", "app_secret", "verify_token")
+    settings_doc = (
+        "phone_number_id, business_account_id, display_phone_number (E.164), "
+        "access_token*, app_secret*, verify_token*, mark_read (true|false)"
+    )
+    link_setting, link_prefix = "display_phone_number", "https://wa.me/"
+    identity = staticmethod(
+        formats.pattern(r"^[1-9][0-9]{5,14}$", "a WhatsApp id (the number's digits)")
+    )
+    verify_credentials = staticmethod(verify_credentials)
+
+    def link_to(self, value):
+        """wa.me takes the number's digits, without the plus of E.164."""
+        return self.link_prefix + value.lstrip("+")
 
     def cannot_send(self, channel):
         missing = missing_settings(channel)
