@@ -207,3 +207,23 @@ def test_a_second_start_prints_no_key(tmp_path):
         apply_migrations()
         assert ensure_first_admin_key().startswith("apk_")
         assert ensure_first_admin_key() is None
+
+
+def test_two_services_of_one_user_open_no_gunicorn_control_socket(tmp_path):
+    """gunicorn's control socket sits at one path per user: two services
+    would take it from each other, so serve opens none."""
+    home = tmp_path / "home"
+    home.mkdir()
+    ports = free_port(), free_port()
+    environs = [
+        {
+            **os.environ, "HOME": str(home), "XDG_RUNTIME_DIR": "",
+            "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / f"{port}.db"),
+        }
+        for port in ports
+    ]  # fmt: skip
+    with serving(["--port", str(ports[0])], environs[0], ports[0]) as (first, _):
+        with serving(["--port", str(ports[1])], environs[1], ports[1]) as (second, _):
+            for base in (first, second):
+                assert requests.get(base + "/v1/health", timeout=5).status_code == 200
+            assert list(home.rglob("*")) == []

@@ -49,6 +49,10 @@ def gunicorn_options(config):
         "loglevel": config["LOG_LEVEL"].lower(),
         "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else Logger,
         "timeout": 60,
+        # gunicorn (25.1 on) opens a control socket at one path per user: two
+        # services of one user would take it from each other, and nothing
+        # here uses it.
+        "control_socket_disable": True,
         # The scheduler's threads must start in the worker, after gunicorn forks.
         "post_worker_init": _start_worker,
     }
