@@ -31,7 +31,7 @@ def email_chat(caller):
     return chat_on(caller, "email")
 
 
-@pytest.mark.parametrize("kind", ["email", "website"])
+@pytest.mark.parametrize("kind", ["email"])
 def test_a_message_on_a_type_without_adapter_is_refused_when_posted(caller, kind):
     chat = chat_on(caller, kind)
     assert_error(
@@ -44,7 +44,7 @@ def test_a_message_on_a_type_without_adapter_is_refused_when_posted(caller, kind
     assert [name for name, _ in events(caller.workspace_id) if name.startswith("message.")] == []
 
 
-@pytest.mark.parametrize("kind", ["email", "website"])
+@pytest.mark.parametrize("kind", ["email"])
 def test_a_type_without_adapter_cannot_be_connected_to_an_agent(caller, kind):
     channel = make_channel(caller, name=kind, type=kind)
     assert_error(
@@ -80,9 +80,7 @@ def test_a_message_left_queued_on_a_type_without_adapter_fails(caller, email_cha
 
 
 # sms is no type at all: its URL names a real channel of another type.
-@pytest.mark.parametrize(
-    ("kind", "channel_type"), [("email",) * 2, ("website",) * 2, ("sms", "email")]
-)
+@pytest.mark.parametrize(("kind", "channel_type"), [("email",) * 2, ("sms", "email")])
 def test_types_without_adapter_have_no_callback_url(client, caller, kind, channel_type):
     channel = make_channel(caller, name="x", type=channel_type)
     assert data(caller.get(f"/v1/channels/{channel['id']}"))["type"] == channel_type

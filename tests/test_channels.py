@@ -404,6 +404,11 @@ def test_widget_of_a_website_channel(caller):
         "greeting": "Hi!",
         "colors": {"primary": None, "background": None, "text": None},
         "allowed_origins": ["https://shop.example.com"],
+        "position": "bottom-right",
+        "launcher_text": None,
+        "require_name": False,
+        "require_email": False,
+        "identity_verification": False,
     }
 
 

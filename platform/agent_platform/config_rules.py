@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 SECTIONS = (
     "rate_limit", "database", "trainings", "webhooks", "whatsapp", "telegram", "messages",
     "inbound", "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan",
-    "smtp", "mcp", "log",
+    "smtp", "mcp", "log", "widget",
 )  # fmt: skip
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FAILURE_POLICIES = ("failing", "deactivate")
@@ -107,6 +107,7 @@ _BY_KEY = {
     "PLAN_CREDITS": _at_least(0),
     "CREDITS_PER_REPLY": _at_least(0),
     "CREDITS_PER_1K_TOKENS": _at_least(0),
+    "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
 }
 _BY_SUFFIX = (
     ("_SECONDS", _at_least(0.001)),

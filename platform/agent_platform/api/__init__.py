@@ -28,6 +28,7 @@ from . import (
     transfer_rules,
     variant,
     webhooks,
+    widget,
 )
 from .schemas.common import ErrorSchema
 
@@ -87,6 +88,7 @@ def init_api(app):
     for blueprint in ROOT_BLUEPRINTS:
         api.register_blueprint(blueprint)
     app.register_blueprint(docs.blp)
+    app.register_blueprint(widget.blp)  # the website widget's own protocol
     app.register_error_handler(ApiError, errors.handle_api_error)
     app.register_error_handler(HTTPException, errors.handle_http_exception)
     app.register_error_handler(Exception, errors.handle_unexpected)

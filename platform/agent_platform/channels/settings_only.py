@@ -1,5 +1,5 @@
-"""Channel types the API offers with settings, a QR code and a widget, but
-no adapter yet: a channel of these types can be created and configured, not
+"""Channel types the API offers with settings and a QR code, but no
+adapter yet: a channel of these types can be created and configured, not
 connected to an agent (409 CHANNEL_TYPE_NOT_AVAILABLE) nor sent on (409
 CHANNEL_CANNOT_SEND), and has no callback URL (404).
 
@@ -40,27 +40,4 @@ class EmailType(ChannelType):
     text_limit = 100_000
 
 
-class WebsiteType(ChannelType):
-    type = "website"
-    order = 4
-    settings = {
-        "allowed_origins": formats.origins(50),
-        "title": formats.text(100),
-        "greeting": formats.text(1000),
-        "primary_color": formats.color,
-        "background_color": formats.color,
-        "text_color": formats.color,
-    }
-    settings_doc = (
-        "allowed_origins (list), title, greeting, primary_color, background_color, "
-        "text_color (#hex)"
-    )
-    identity = staticmethod(formats.text(200))
-
-    def public_link(self, channel, public_url):
-        """The widget's own page (services.channels.widget)."""
-        return f"{public_url.rstrip('/')}/widget/{channel.id}"
-
-
 register_type(EmailType())
-register_type(WebsiteType())

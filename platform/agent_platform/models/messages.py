@@ -5,7 +5,7 @@ from peewee import SQL, CharField, DateTimeField, ForeignKeyField, IntegerField,
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .channels import Channel
 from .conversations import Conversation
-from .fastsql import fetch_all, fetch_one, scalar
+from .fastsql import execute, fetch_all, fetch_one, scalar
 from .pagination import Page
 
 DIRECTIONS = ("inbound", "outbound")
@@ -136,6 +136,29 @@ class Message(TimestampedModel, WorkspaceScoped):
             .limit(limit)
         )
 
+    @classmethod
+    def visible_since(cls, conversation_id, since, limit):
+        """The conversation's messages a website visitor sees (theirs, and
+        outbound ones once sent) changed after `since` (None: all), in the
+        order they changed. A message becomes visible when it is sent, after
+        it was created, so this reads updated_at, not created_at."""
+        sql = (
+            'SELECT * FROM "message" WHERE "conversation_id" = ? '
+            f'AND {_VISIBLE} AND "updated_at" > ? ORDER BY "updated_at", "id" LIMIT ?'
+        )
+        return fetch_all(cls, sql, conversation_id, since or "", limit)
+
+    @classmethod
+    def unread_by_visitor(cls, conversation_id, up_to):
+        """External ids of the outbound messages up to `up_to` (a created_at)
+        the visitor has not read yet."""
+        sql = (
+            'SELECT "external_id" FROM "message" WHERE "conversation_id" = ? '
+            """AND "direction" = 'outbound' AND "status" IN ('sent', 'delivered') """
+            'AND "created_at" <= ? AND "external_id" IS NOT NULL'
+        )
+        return [row[0] for row in execute(sql, conversation_id, up_to).fetchall()]
+
     def as_dict(self):
         data = self.__data__  # read directly: a descriptor call per field costs more
         return {name: data.get(field) for name, field in RENDERED_FIELDS}
@@ -148,3 +171,8 @@ Message.add_index(
         Message.created_at, where=(Message.status == SQL("'queued'")), name="message_queued"
     )
 )
+
+
+# What a website visitor sees of their conversation: what they wrote, and
+# what was sent to them (queued and failed replies are not theirs to see).
+_VISIBLE = """("direction" = 'inbound' OR "status" IN ('sent', 'delivered', 'read'))"""

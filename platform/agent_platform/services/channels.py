@@ -248,6 +248,11 @@ def widget(workspace_id, channel_id, public_url):
             "text": settings.get("text_color"),
         },
         "allowed_origins": settings.get("allowed_origins", []),
+        "position": settings.get("position", "bottom-right"),
+        "launcher_text": settings.get("launcher_text"),
+        "require_name": settings.get("require_name", False),
+        "require_email": settings.get("require_email", False),
+        "identity_verification": bool(settings.get("identity_secret")),
     }
     snippet = f'<script src="{script_url}" data-channel-id="{channel.id}" async></script>'
     return {

@@ -94,6 +94,13 @@ class WidgetConfigSchema(ma.Schema):
     greeting = fields.String(allow_none=True)
     colors = fields.Nested(WidgetColorsSchema)
     allowed_origins = fields.List(fields.String())
+    position = fields.String(metadata={"description": "bottom-right or bottom-left"})
+    launcher_text = fields.String(allow_none=True)
+    require_name = fields.Boolean()
+    require_email = fields.Boolean()
+    identity_verification = fields.Boolean(
+        metadata={"description": "Whether settings.identity_secret is set (see docs/channels.md)"}
+    )
 
 
 class WidgetSchema(ma.Schema):

@@ -1,0 +1,310 @@
+/* Agent Platform chat widget: a launcher and a chat panel on any page.
+ * Plain JavaScript, no framework, no build step. Embedded with
+ *   <script src="<server>/widget/<channel id>/widget.js" async></script>
+ * optionally with data-user-id and data-user-hash (identity verification).
+ * Everything a visitor or an agent typed is put on the page with
+ * textContent, never as HTML. Replies arrive by polling: about every
+ * second while a conversation is active, less often when it is idle or
+ * the panel is closed (docs/channels.md, "Website widget"). */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var found = script && script.src.match(/^(.*\/widget\/([^\/?#]+))\/widget\.js/);
+  if (!found) return;
+  var api = found[1] + "/api/";
+  var storeKey = "agent-platform-widget:" + found[2];
+  var pageMode = script.getAttribute("data-page") === "1";
+  var FAST = 1000, IDLE = 4000, CLOSED = 15000, HIDDEN = 30000, ACTIVE_FOR = 120000;
+  var state = load();
+  var known = {}, order = [], config = {}, ui = {};
+  var open = pageMode, since = null, tag = null, lastActivity = 0, timer = null, unread = 0;
+
+  function load() {
+    try { return JSON.parse(localStorage.getItem(storeKey)) || {}; } catch (e) { return {}; }
+  }
+  function save() {
+    try { localStorage.setItem(storeKey, JSON.stringify(state)); } catch (e) { /* private mode */ }
+  }
+
+  function call(method, path, body) {
+    var headers = { "Content-Type": "application/json" };
+    if (state.token) headers["X-Visitor-Token"] = state.token;
+    return fetch(api + path, {
+      method: method, headers: headers, mode: "cors", credentials: "omit", cache: "no-store",
+      body: body ? JSON.stringify(body) : undefined
+    }).then(function (response) {
+      if (response.status === 204) return null;
+      return response.json().then(function (json) {
+        if (!response.ok) throw json.error || { message: "HTTP " + response.status };
+        return json.data;
+      });
+    });
+  }
+
+  function start() {
+    var body = { visitor_token: state.token };
+    var userId = script.getAttribute("data-user-id");
+    if (userId) body = { user_id: userId, user_hash: script.getAttribute("data-user-hash") };
+    return call("POST", "session", body).catch(function (error) {
+      if (!state.token || userId) throw error;
+      state.token = null; // a token this channel no longer knows: start afresh
+      return call("POST", "session", {});
+    }).then(function (data) {
+      state.token = data.visitor_token;
+      save();
+      config = data.config;
+      draw();
+      poll();
+    });
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  var CSS = [
+    ":host{all:initial}",
+    ".root{position:fixed;bottom:20px;z-index:2147483000;font:14px/1.4 system-ui,sans-serif}",
+    ".root.left{left:20px}.root.right{right:20px}",
+    ".root.page{position:static;height:100vh;display:flex}",
+    ".launcher{border:0;border-radius:24px;padding:12px 20px;cursor:pointer;font:inherit;",
+    "box-shadow:0 4px 12px rgba(0,0,0,.25);position:relative}",
+    ".badge{position:absolute;top:-6px;right:-6px;background:#d93025;color:#fff;",
+    "border-radius:10px;padding:0 6px;font-size:12px}",
+    ".panel{width:340px;height:480px;display:flex;flex-direction:column;border-radius:12px;",
+    "overflow:hidden;box-shadow:0 8px 24px rgba(0,0,0,.25);margin-bottom:12px}",
+    ".page .panel{width:100%;height:100%;border-radius:0;margin:0;box-shadow:none}",
+    ".head{padding:12px 16px;display:flex;justify-content:space-between;align-items:center}",
+    ".head strong{font-size:15px}.close{background:none;border:0;color:inherit;",
+    "font-size:20px;cursor:pointer}",
+    ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px}",
+    ".msg{max-width:80%;padding:8px 12px;border-radius:12px;white-space:pre-wrap;",
+    "word-wrap:break-word}",
+    ".msg.visitor{align-self:flex-end}.msg.agent,.msg.human,.msg.system,.msg.greeting{",
+    "align-self:flex-start;background:rgba(127,127,127,.15)}",
+    ".who{display:block;font-size:11px;opacity:.7}",
+    ".msg.pending{opacity:.6}.msg.deleted{font-style:italic;opacity:.6}",
+    "form{display:flex;flex-direction:column;gap:6px;padding:10px;",
+    "border-top:1px solid rgba(127,127,127,.3)}",
+    ".row{display:flex;gap:6px}input,textarea{flex:1;font:inherit;padding:8px;",
+    "border:1px solid rgba(127,127,127,.5);border-radius:8px;resize:none}",
+    "button.send{border:0;border-radius:8px;padding:0 14px;cursor:pointer;font:inherit}",
+    ".error{color:#d93025;font-size:12px;min-height:0}"
+  ].join("");
+
+  function draw() {
+    var host = el("div");
+    host.id = "agent-platform-widget";
+    (document.body || document.documentElement).appendChild(host);
+    var shadow = host.attachShadow({ mode: "open" });
+    shadow.appendChild(el("style", null, CSS));
+    var primary = config.primary_color || "#1a73e8";
+    var background = config.background_color || "#ffffff";
+    var text = config.text_color || "#202124";
+    var side = config.position === "bottom-left" ? "left" : "right";
+    ui.root = el("div", "root " + (pageMode ? "page" : side));
+    ui.panel = el("div", "panel");
+    ui.panel.style.background = background;
+    ui.panel.style.color = text;
+    var head = el("div", "head");
+    head.style.background = primary;
+    head.style.color = "#fff";
+    head.appendChild(el("strong", null, config.title));
+    if (!pageMode) {
+      var close = el("button", "close", "\u00d7");
+      close.setAttribute("aria-label", "Close");
+      close.onclick = toggle;
+      head.appendChild(close);
+    }
+    ui.log = el("div", "log");
+    ui.log.setAttribute("role", "log");
+    ui.log.setAttribute("aria-live", "polite");
+    if (config.greeting) ui.log.appendChild(el("div", "msg greeting", config.greeting));
+    ui.panel.appendChild(head);
+    ui.panel.appendChild(ui.log);
+    ui.panel.appendChild(form(primary));
+    ui.root.appendChild(ui.panel);
+    if (!pageMode) {
+      ui.launcher = el("button", "launcher", config.launcher_text || "Chat with us");
+      ui.launcher.style.background = primary;
+      ui.launcher.style.color = "#fff";
+      ui.launcher.onclick = toggle;
+      ui.badge = el("span", "badge");
+      ui.root.appendChild(ui.launcher);
+    }
+    shadow.appendChild(ui.root);
+    show();
+  }
+
+  function form(primary) {
+    var node = el("form");
+    ui.name = config.require_name && !state.name ? field("input", "Your name") : null;
+    ui.email = config.require_email && !state.email ? field("input", "Your e-mail") : null;
+    if (ui.email) ui.email.type = "email";
+    [ui.name, ui.email].forEach(function (input) { if (input) node.appendChild(input); });
+    var row = el("div", "row");
+    ui.input = field("textarea", "Write a message");
+    ui.input.rows = 2;
+    ui.input.onkeydown = function (event) {
+      if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); submit(); }
+    };
+    var send = el("button", "send", "Send");
+    send.type = "submit";
+    send.style.background = primary;
+    send.style.color = "#fff";
+    row.appendChild(ui.input);
+    row.appendChild(send);
+    node.appendChild(row);
+    ui.error = el("div", "error");
+    node.appendChild(ui.error);
+    node.onsubmit = function (event) { event.preventDefault(); submit(); };
+    return node;
+  }
+
+  function field(tag, placeholder) {
+    var input = el(tag);
+    input.placeholder = placeholder;
+    input.setAttribute("aria-label", placeholder);
+    return input;
+  }
+
+  function toggle() {
+    open = !open;
+    if (open) { unread = 0; lastActivity = Date.now(); markRead(); poll(); }
+    show();
+  }
+
+  function show() {
+    ui.panel.style.display = open ? "flex" : "none";
+    if (!ui.launcher) return;
+    ui.badge.textContent = String(unread);
+    if (unread && !open) ui.launcher.appendChild(ui.badge);
+    else if (ui.badge.parentNode) ui.badge.parentNode.removeChild(ui.badge);
+  }
+
+  function submit() {
+    var text = ui.input.value;
+    if (!text.trim()) return;
+    if (ui.name && !ui.name.value.trim()) return fail({ message: "Please give your name." });
+    if (ui.email && !ui.email.value.trim()) return fail({ message: "Please give your e-mail." });
+    if (ui.name) state.name = ui.name.value.trim();
+    if (ui.email) state.email = ui.email.value.trim();
+    var body = { text: text, client_message_id: randomId(), name: state.name, email: state.email };
+    ui.input.value = "";
+    ui.error.textContent = "";
+    var pending = { id: "pending:" + body.client_message_id, from: "visitor", text: text };
+    upsert(pending, "pending");
+    lastActivity = Date.now();
+    call("POST", "messages", body).then(function (message) {
+      remove(pending.id);
+      upsert(message);
+      save();
+      [ui.name, ui.email].forEach(function (input) {
+        if (input && input.parentNode) input.parentNode.removeChild(input);
+      });
+      ui.name = ui.email = null;
+      poll();
+    }, function (error) {
+      remove(pending.id);
+      ui.input.value = text;
+      fail(error);
+    });
+  }
+
+  function fail(error) { ui.error.textContent = error.message || "Something went wrong."; }
+
+  function randomId() {
+    var bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);
+    return Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
+  }
+
+  function poll() {
+    clearTimeout(timer);
+    var query = since ? "?since=" + encodeURIComponent(since) + "&seen=" + tag : "";
+    call("GET", "messages" + query).then(function (data) {
+      if (data) received(data);
+    }).catch(function () { /* offline or limited: the next poll tries again */ })
+      .then(schedule);
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    var delay = document.hidden ? HIDDEN : !open ? CLOSED
+      : Date.now() - lastActivity < ACTIVE_FOR ? FAST : IDLE;
+    timer = setTimeout(poll, delay);
+  }
+
+  function received(data) {
+    since = data.since;
+    tag = data.tag;
+    var fresh = false;
+    data.messages.forEach(function (message) {
+      if (!known[message.id] && message.from !== "visitor") { fresh = true; if (!open) unread++; }
+      upsert(message);
+    });
+    if (fresh) { lastActivity = Date.now(); if (open) markRead(); }
+    show();
+  }
+
+  function markRead() {
+    var last = order.filter(function (id) { return id.indexOf("pending:") !== 0; }).pop();
+    if (!last) return;
+    call("POST", "read", { message_id: last }).catch(function () { /* retried next time */ });
+  }
+
+  function upsert(message, extra) {
+    var node = known[message.id];
+    if (!node) {
+      node = el("div");
+      node.setAttribute("data-created", message.created_at || "~");
+      known[message.id] = node;
+      order.push(message.id);
+      ui.log.insertBefore(node, laterThan(node.getAttribute("data-created")));
+    }
+    node.className = "msg " + message.from + (extra ? " " + extra : "") +
+      (message.deleted ? " deleted" : "");
+    node.textContent = "";
+    if (message.from === "human" || message.from === "agent") {
+      node.appendChild(el("span", "who", message.from === "human" ? "Team" : config.title));
+    }
+    node.appendChild(document.createTextNode(
+      message.deleted ? "(deleted)" : message.text || message.caption || ""));
+    if (!message.deleted && /^https?:\/\//.test(message.media_url || "")) {
+      var link = el("a", null, " " + (message.type || "file"));
+      link.href = message.media_url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer";
+      node.appendChild(link);
+    }
+    if (message.from === "visitor") {
+      node.style.background = config.primary_color || "#1a73e8";
+      node.style.color = "#fff";
+    }
+    ui.log.scrollTop = ui.log.scrollHeight;
+  }
+
+  // Messages stand in the order they were written (a poll returns them in
+  // the order they changed); those still being sent ("~") stay last.
+  function laterThan(created) {
+    var nodes = ui.log.querySelectorAll("[data-created]");
+    for (var i = 0; i < nodes.length; i++) {
+      if (nodes[i].getAttribute("data-created") > created) return nodes[i];
+    }
+    return null;
+  }
+
+  function remove(id) {
+    var node = known[id];
+    if (node && node.parentNode) node.parentNode.removeChild(node);
+    delete known[id];
+    order = order.filter(function (known_id) { return known_id !== id; });
+  }
+
+  document.addEventListener("visibilitychange", function () { if (!document.hidden) poll(); });
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,226 @@
+"""The visitor API's decisions: which channel, which visitor, their
+messages in through the common inbound path, and what they see of their
+conversation (nothing of any other, of other contacts or of the workspace).
+
+Replies reach the widget by polling (see `changes`): a gunicorn thread is
+held only for the few milliseconds of a poll, where a long poll or an event
+stream would hold one of the server's few threads (SERVER_THREADS, 4 by
+default) per open widget.
+"""
+
+import hashlib
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from ...errors import Forbidden, NotFound, ValidationError
+from ...models import Channel, Contact, Conversation, Message
+from ...services import formats, inbound
+from ..neutral import InboundMessage
+from . import identity
+
+# Messages one poll answers at most (the widget asks again when it is full).
+PAGE = 100
+# A poll answers again what changed in the last LAG: a reply is stored with
+# the time its job started (its provider may have taken a while), so it can
+# become visible with an updated_at older than changes the visitor already
+# saw. What the widget has seen is recognised by a tag, not by the time.
+LAG = timedelta(minutes=5)
+_SENDERS = {"contact": "visitor", "agent": "agent", "human": "human", "system": "system"}
+
+
+def website_channel(channel_id):
+    """The active website channel `channel_id`, else 404 (any other type too)."""
+    channel = Channel.active_by_id(channel_id)
+    if channel is None or channel.type != "website":
+        raise NotFound(f"No website channel {channel_id}.", code="CHANNEL_NOT_FOUND")
+    return channel
+
+
+def check_origin(channel, origin, own_origins):
+    """A browser's Origin must be one of the channel's allowed_origins, or the
+    service's own (the hosted page). No Origin at all is a same-origin GET or
+    a program, which could send any Origin it liked: CORS protects visitors'
+    browsers, not the API from programs (the rate limits do that)."""
+    if origin is None or origin.lower() in own_origins:
+        return
+    if origin.lower() not in channel.settings.get("allowed_origins", []):
+        raise Forbidden(
+            f"Origin {origin} may not use this widget: add it to the channel's "
+            "settings.allowed_origins.",
+            code="ORIGIN_NOT_ALLOWED",
+        )
+
+
+def own_origin(url):
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def public_config(channel):
+    """What the widget draws: no secret, nothing of the workspace."""
+    settings = channel.settings
+    names = ("greeting", "primary_color", "background_color", "text_color", "launcher_text")
+    return {
+        "title": settings.get("title", channel.name),
+        **{name: settings.get(name) for name in names},
+        "position": settings.get("position", "bottom-right"),
+        "require_name": settings.get("require_name", False),
+        "require_email": settings.get("require_email", False),
+    }
+
+
+def start(channel, token=None, user_id=None, user_hash=None):
+    """A visitor's token (kept, or a new one; a verified user's when the
+    site signed their id) and what the widget needs to draw itself."""
+    if user_id is not None or user_hash is not None:
+        token = identity.verified_token(channel.settings, user_id, user_hash)
+    elif token is not None:
+        identity.visitor_of(channel.settings, token)  # 401 when it is not one
+    else:
+        token = identity.new_token()
+    return {"visitor_token": token, "config": public_config(channel)}
+
+
+def visitor(channel, token):
+    return identity.visitor_of(channel.settings, token)
+
+
+def post_message(channel, visitor, body, max_chars, now=None):
+    """The visitor's message, stored by the common inbound path (contact,
+    conversation, message.received, the agent's reply), once per
+    client_message_id however often the widget retries."""
+    text = _text(body.get("text"), max_chars)
+    client_id = _client_message_id(body.get("client_message_id"))
+    name, email = _who(channel.settings, body)
+    message = InboundMessage(
+        external_id=f"w:{visitor.key}:{client_id}",
+        sender_id=visitor.identity,
+        text=text,
+        sender_name=name,
+        # Only a verified user's e-mail may find an existing contact: anyone
+        # can type anyone's address, and would then read their chat.
+        sender_email=email if visitor.verified_user else None,
+        metadata={"visitor": {"email": email}} if email and not visitor.verified_user else {},
+    )
+    stored = inbound.receive_inbound(channel, message, now=now).message
+    return render(stored, visitor)
+
+
+def changes(channel, visitor, since=None, seen=None, now=None):
+    """What changed in the visitor's conversation after `since`, or None
+    when it is what the widget has already seen (its tag is `seen`): the
+    cheap answer most polls get. Replies the visitor now receives become
+    `delivered` (message.delivered)."""
+    conversation = _conversation(channel, visitor)
+    if conversation is None:
+        return None if seen is not None else {"messages": [], "since": None, "tag": _tag([])}
+    since = _parsed_since(since)
+    rows = Message.visible_since(conversation.id, since, PAGE)
+    if seen is not None and _tag(rows) == seen:
+        return None
+    rows = [_delivered(channel, row, now) for row in rows]
+    return {
+        "messages": [render(row, visitor) for row in rows],
+        "since": _next_since(rows, since),
+        "tag": _tag([row for row in rows if row.updated_at > _next_since_time(rows, since)]),
+    }
+
+
+def mark_read(channel, visitor, message_id, now=None):
+    """The visitor read up to `message_id` (one of their conversation's)."""
+    conversation = _conversation(channel, visitor)
+    message = Message.get_or_none(Message.id == message_id) if isinstance(message_id, str) else None
+    if conversation is None or message is None or message.conversation_id != conversation.id:
+        raise NotFound(f"No message {message_id} in your conversation.", code="MESSAGE_NOT_FOUND")
+    unread = Message.unread_by_visitor(conversation.id, message.created_at)
+    for external_id in unread:
+        inbound.apply_status(channel, external_id, "read", now=now)
+    return {"read": len(unread)}
+
+
+def render(message, visitor):
+    """A message as the visitor sees it: what was said, by whom, when."""
+    deleted = message.deleted_at is not None
+    prefix = f"w:{visitor.key}:"
+    external_id = message.external_id or ""
+    return {
+        "id": message.id,
+        "client_message_id": external_id[len(prefix) :] if external_id.startswith(prefix) else None,
+        "from": _SENDERS.get(message.sender_type, "system"),
+        "type": message.type,
+        "text": None if deleted else message.text,
+        "caption": None if deleted else message.caption,
+        "media_url": None if deleted else message.media_url,
+        "status": message.status,
+        "deleted": deleted,
+        "created_at": formats.utc_timestamp(message.created_at),
+    }
+
+
+def _conversation(channel, visitor):
+    contact = Contact.by_identity(channel.workspace_id, "website", visitor.identity)
+    if contact is None:
+        return None
+    return Conversation.current_for(channel.workspace_id, contact.id, channel.id)
+
+
+def _delivered(channel, message, now):
+    if message.direction != "outbound" or message.status != "sent":
+        return message
+    return inbound.apply_status(channel, message.external_id, "delivered", now=now) or message
+
+
+def _next_since_time(rows, since):
+    """The next poll reads from LAG before the newest change seen."""
+    if not rows:
+        return since or datetime.min
+    return max(since or datetime.min, max(row.updated_at for row in rows) - LAG)
+
+
+def _next_since(rows, since):
+    moment = _next_since_time(rows, since)
+    return None if moment == datetime.min else moment.isoformat()
+
+
+def _parsed_since(since):
+    if since is None:
+        return None
+    try:
+        return datetime.fromisoformat(since).replace(tzinfo=None)
+    except ValueError:
+        raise ValidationError("since", "must be the `since` a previous answer gave") from None
+
+
+def _tag(rows):
+    """What the widget has of these rows: their ids, statuses and times."""
+    seen = "|".join(f"{row.id}:{row.status}:{row.updated_at.isoformat()}" for row in rows)
+    return hashlib.sha256(seen.encode()).hexdigest()[:24]
+
+
+def _text(value, max_chars):
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("text", "must be a non-empty string")
+    if len(value) > max_chars:
+        raise ValidationError(
+            "text", f"must be at most {max_chars} characters", code="MESSAGE_TOO_LONG"
+        )
+    return value
+
+
+def _client_message_id(value):
+    if not isinstance(value, str) or not 1 <= len(value) <= 64 or not value.isascii():
+        raise ValidationError("client_message_id", "must be 1 to 64 ASCII characters")
+    return value
+
+
+def _who(settings, body):
+    """The visitor's name and e-mail, required when the channel says so."""
+    name, email = body.get("name"), body.get("email")
+    if name is not None:
+        name = formats.text(200)(name, "name").strip()
+    if email is not None:
+        email = formats.email(email, "email")
+    for field, value in (("name", name), ("email", email)):
+        if settings.get(f"require_{field}") and not value:
+            raise ValidationError(field, "this channel asks for it before chatting")
+    return name, email

@@ -1,0 +1,298 @@
+"""The website widget's visitor API, through HTTP: a conversation with the
+agent, origins, preflights, identity verification, isolation, limits and a
+human taking over. The reply job runs as the scheduler would run it."""
+
+import hashlib
+import hmac
+
+import pytest
+
+from agent_platform.models.base import utcnow
+from agent_platform.services import replies, sending
+from conftest import assert_error
+from conversations_helpers import data, event_names, make_channel
+
+SITE = "https://shop.example.com"
+SECRET = "s3cret-identity-key-of-the-shop"
+QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros in Lisbon."
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "REPLIES_DEBOUNCE_SECONDS": 0,
+        "WIDGET_VISITOR_REQUESTS_PER_MINUTE": 30,
+        "WIDGET_ADDRESS_REQUESTS_PER_MINUTE": 60,
+        "WIDGET_MESSAGE_MAX_CHARS": 500,
+    }
+
+
+@pytest.fixture
+def agent_id(caller):
+    agent = data(caller.post("/v1/agents", json={"name": "Ana"}), 201)["id"]
+    qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
+    data(caller.post(f"/v1/agents/{agent}/trainings", json=qa), 201)
+    return agent
+
+
+@pytest.fixture
+def site(caller, agent_id):
+    settings = {"allowed_origins": [SITE], "title": "Shop", "identity_secret": SECRET}
+    return make_channel(caller, "Site", "website", settings, agent_id)
+
+
+class Visitor:
+    """A browser on SITE talking to one channel's widget."""
+
+    def __init__(self, client, channel_id, origin=SITE, token=None):
+        self.client, self.channel_id, self.origin, self.token = client, channel_id, origin, token
+        self.since = self.tag = None
+
+    def call(self, method, path, body=None, token=None, headers=None):
+        sent = {"Origin": self.origin} if self.origin else {}
+        if token or self.token:
+            sent["X-Visitor-Token"] = token or self.token
+        sent.update(headers or {})
+        url = f"/widget/{self.channel_id}/api/{path}"
+        return self.client.open(url, method=method, json=body, headers=sent)
+
+    def start(self, **body):
+        started = data(self.call("POST", "session", body))
+        self.token = started["visitor_token"]
+        return started
+
+    def say(self, text, client_message_id, **fields):
+        body = {"text": text, "client_message_id": client_message_id, **fields}
+        return self.call("POST", "messages", body)
+
+    def poll(self):
+        query = f"?since={self.since}&seen={self.tag}" if self.since else ""
+        response = self.call("GET", f"messages{query}")
+        if response.status_code == 204:
+            return None
+        changed = data(response)
+        self.since, self.tag = changed["since"], changed["tag"]
+        return changed["messages"]
+
+
+def answer_now():
+    replies.run_due_replies(now=utcnow())
+
+
+def test_a_visitor_talks_with_the_agent(client, caller, site):
+    visitor = Visitor(client, site["id"])
+    started = visitor.start()
+    assert len(started["visitor_token"]) == 43
+    assert started["config"]["title"] == "Shop"
+    assert "identity_secret" not in str(started["config"])
+    assert visitor.poll() == []
+
+    mine = data(visitor.say(QUESTION, "c-1"), 201)
+    assert (mine["from"], mine["text"], mine["client_message_id"]) == ("visitor", QUESTION, "c-1")
+    answer_now()
+    seen = visitor.poll()
+    reply = [m for m in seen if m["from"] == "agent"]
+    assert [m["text"] for m in reply] == [ANSWER]
+    assert visitor.poll() is None  # nothing new: the cheap answer, 204
+
+    # The platform sees the same conversation, as on any channel.
+    [conversation] = data(caller.get(f"/v1/conversations?channel_id={site['id']}"))
+    messages = data(caller.get(f"/v1/conversations/{conversation['id']}/messages"))
+    assert [(m["direction"], m["status"]) for m in messages] == [
+        ("inbound", "received"),
+        ("outbound", "delivered"),  # sent when stored, delivered when the widget fetched it
+    ]
+    data(visitor.call("POST", "read", {"message_id": reply[0]["id"]}))
+    assert data(caller.get(f"/v1/messages/{reply[0]['id']}"))["status"] == "read"
+    names = event_names(caller.workspace_id)
+    for name in ("message.received", "message.sent", "message.delivered", "message.read"):
+        assert name in names
+    # The status change is visible to the widget once (with what changed
+    # in the minutes before it, which the widget already has), then nothing.
+    assert {m["id"]: m["status"] for m in visitor.poll()}[reply[0]["id"]] == "read"
+    assert visitor.poll() is None
+
+
+def test_a_repeated_client_message_id_is_stored_once(client, caller, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    first = data(visitor.say("Hello", "same"), 201)
+    again = data(visitor.say("Hello", "same"), 201)
+    assert first["id"] == again["id"]
+    assert len([m for m in visitor.poll() if m["from"] == "visitor"]) == 1
+
+
+def test_a_reload_shows_the_history(client, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    visitor.say(QUESTION, "c-1")
+    answer_now()
+    visitor.poll()
+    reloaded = Visitor(client, site["id"], token=visitor.token)
+    assert reloaded.start(visitor_token=visitor.token)["visitor_token"] == visitor.token
+    assert [m["text"] for m in reloaded.poll()] == [QUESTION, ANSWER]
+
+
+def test_a_human_taking_over_is_seen_by_the_visitor(client, caller, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    visitor.say("I want a person", "c-1")
+    [conversation] = data(caller.get(f"/v1/conversations?channel_id={site['id']}"))
+    data(caller.post(f"/v1/chats/{conversation['id']}/handoff"))
+    answer_now()  # the agent stays silent during a handoff
+    posted = caller.post(
+        f"/v1/conversations/{conversation['id']}/messages", json={"text": "Hi, Rui here."}
+    )
+    assert posted.status_code == 201
+    sending.send_queued()
+    seen = visitor.poll()
+    assert [(m["from"], m["text"]) for m in seen if m["from"] != "visitor"] == [
+        ("human", "Hi, Rui here.")
+    ]
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example.com", "http://shop.example.com"])
+def test_other_origins_are_refused(client, site, origin):
+    visitor = Visitor(client, site["id"], origin=origin)
+    response = visitor.call("POST", "session", {})
+    assert_error(response, 403, "ORIGIN_NOT_ALLOWED", origin)
+    assert "Access-Control-Allow-Origin" not in response.headers
+    preflight = client.options(
+        f"/widget/{site['id']}/api/messages",
+        headers={"Origin": origin, "Access-Control-Request-Method": "POST"},
+    )
+    assert_error(preflight, 403, "ORIGIN_NOT_ALLOWED")
+
+
+def test_the_allowed_origin_gets_cors_and_preflight_answers(client, site):
+    preflight = client.options(
+        f"/widget/{site['id']}/api/messages",
+        headers={
+            "Origin": SITE,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type, x-visitor-token",
+        },
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == SITE
+    assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+    assert "X-Visitor-Token" in preflight.headers["Access-Control-Allow-Headers"]
+    response = Visitor(client, site["id"]).call("POST", "session", {})
+    assert response.status_code == 200
+    assert response.headers["Access-Control-Allow-Origin"] == SITE
+    assert response.headers["Vary"] == "Origin"
+
+
+def test_identity_verification(client, caller, site):
+    signature = hmac.new(SECRET.encode(), b"user-42", hashlib.sha256).hexdigest()
+    phone = Visitor(client, site["id"])
+    token = phone.start(user_id="user-42", user_hash=signature)["visitor_token"]
+    data(phone.say("From my phone", "p-1", email="ana@example.com"), 201)
+    laptop = Visitor(client, site["id"])
+    assert laptop.start(user_id="user-42", user_hash=signature)["visitor_token"] == token
+    assert [m["text"] for m in laptop.poll()] == ["From my phone"]
+    [contact] = data(caller.get("/v1/contacts"))
+    assert contact["email"] == "ana@example.com"
+    assert [i["external_id"] for i in contact["identities"]] == ["user:user-42"]
+
+    forged = Visitor(client, site["id"])
+    bad = forged.call("POST", "session", {"user_id": "user-43", "user_hash": signature})
+    assert_error(bad, 401, "INVALID_USER_HASH")
+    tampered = token.replace(token.split(".")[1], "dXNlci00Mw")  # user-43, same signature
+    assert_error(forged.call("GET", "messages", token=tampered), 401, "INVALID_USER_HASH")
+
+
+def test_an_unverified_visitor_cannot_claim_a_contact_by_its_email(client, caller, site):
+    victim = Visitor(client, site["id"])
+    victim.start()
+    victim.say("My address is 1 Main St", "v-1", email="bia@example.com")
+    intruder = Visitor(client, site["id"])
+    intruder.start()
+    intruder.say("Hi", "i-1", email="bia@example.com")
+    assert [m["text"] for m in intruder.poll()] == ["Hi"]
+    assert len(data(caller.get("/v1/contacts"))) == 2
+
+
+def test_nothing_of_another_visitor_or_channel_is_seen(client, caller, other, site, agent_id):
+    alice = Visitor(client, site["id"])
+    alice.start()
+    said = data(alice.say("secret order 123", "a-1"), 201)
+    bob = Visitor(client, site["id"])
+    bob.start()
+    assert bob.poll() == []
+    assert_error(bob.call("POST", "read", {"message_id": said["id"]}), 404, "MESSAGE_NOT_FOUND")
+    second = make_channel(caller, "Site 2", "website", {"allowed_origins": [SITE]}, agent_id)
+    assert Visitor(client, second["id"], token=alice.token).poll() == []
+    foreign = make_channel(other, "Theirs", "website", {"allowed_origins": [SITE]})
+    assert Visitor(client, foreign["id"], token=alice.token).poll() == []
+    whatsapp = make_channel(caller, "WA", "whatsapp")
+    assert_error(
+        Visitor(client, whatsapp["id"]).call("POST", "session", {}), 404, "CHANNEL_NOT_FOUND"
+    )
+    assert_error(Visitor(client, site["id"]).call("GET", "messages"), 401, "MISSING_VISITOR_TOKEN")
+    assert_error(
+        Visitor(client, site["id"], token="not-a-token").call("GET", "messages"),
+        401,
+        "INVALID_VISITOR_TOKEN",
+    )
+
+
+def test_messages_over_the_size_limit_are_refused(client, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    assert_error(visitor.say("x" * 501, "big"), 400, "MESSAGE_TOO_LONG", "500")
+    assert visitor.poll() == []
+    huge = visitor.call("POST", "messages", {"text": "y" * 20_000, "client_message_id": "h"})
+    assert_error(huge, 413, "PAYLOAD_TOO_LARGE")
+    assert_error(visitor.say("", "empty"), 400, "VALIDATION_ERROR", "text")
+
+
+def test_the_channel_may_ask_for_name_and_email(client, caller, site):
+    data(caller.patch(f"/v1/channels/{site['id']}", json={"settings": {"require_email": True}}))
+    visitor = Visitor(client, site["id"])
+    assert visitor.start()["config"]["require_email"] is True
+    assert_error(visitor.say("Hi", "1"), 400, "VALIDATION_ERROR", "email")
+    assert_error(visitor.say("Hi", "1", email="nope"), 400, "VALIDATION_ERROR", "email")
+    assert visitor.say("Hi", "1", email="ana@example.com").status_code == 201
+
+
+def test_requests_are_limited_per_visitor_token(client, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    assert {visitor.call("GET", "messages").status_code for _ in range(30)} == {200}
+    limited = visitor.call("GET", "messages")
+    assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "visitor")
+    assert int(limited.headers["Retry-After"]) >= 1
+    # Another visitor on the same address still gets through.
+    assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200
+
+
+def test_requests_are_limited_per_client_address(client, site):
+    for _ in range(60):
+        assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200
+    limited = Visitor(client, site["id"]).call("POST", "session", {})
+    assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "address")
+
+
+def test_the_script_and_the_page_are_served(client, caller, site):
+    widget = data(caller.get(f"/v1/channels/{site['id']}/widget"))
+    script = client.get(widget["script_url"].replace("http://127.0.0.1:8080", ""))
+    assert script.status_code == 200
+    assert script.mimetype == "text/javascript"
+    assert b"textContent" in script.data and b"innerHTML" not in script.data
+    page = client.get(widget["page_url"].replace("http://127.0.0.1:8080", ""))
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    assert f"frame-ancestors 'self' {SITE};" in page.headers["Content-Security-Policy"]
+    assert f"/widget/{site['id']}/widget.js" in page.get_data(as_text=True)
+    assert_error(
+        client.get("/widget/6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88/widget.js"),
+        404,
+        "CHANNEL_NOT_FOUND",
+    )
+
+
+def test_website_channels_connect_and_send(caller, site):
+    assert site["agent_id"] is not None
+    assert site["settings"]["identity_secret_set"] is True
+    assert "identity_secret" not in site["settings"]
