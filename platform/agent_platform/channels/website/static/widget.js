@@ -67,9 +67,10 @@
 
   var CSS = [
     ":host{all:initial}",
-    ".root{position:fixed;bottom:20px;z-index:2147483000;font:14px/1.4 system-ui,sans-serif}",
-    ".root.left{left:20px}.root.right{right:20px}",
-    ".root.page{position:static;height:100vh;display:flex}",
+    ".root{position:fixed;bottom:20px;z-index:2147483000;font:14px/1.4 system-ui,sans-serif;",
+    "display:flex;flex-direction:column}",
+    ".root.left{left:20px;align-items:flex-start}.root.right{right:20px;align-items:flex-end}",
+    ".root.page{position:static;height:100vh}.page .panel{flex:1}",
     ".launcher{border:0;border-radius:24px;padding:12px 20px;cursor:pointer;font:inherit;",
     "box-shadow:0 4px 12px rgba(0,0,0,.25);position:relative}",
     ".badge{position:absolute;top:-6px;right:-6px;background:#d93025;color:#fff;",

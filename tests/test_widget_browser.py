@@ -1,0 +1,189 @@
+"""The website widget in a real browser: `agent-platform serve` (gunicorn and
+its scheduler, as a self-hoster runs it) on one loopback port, a plain HTML
+page that embeds the snippet on another (so every call is cross-origin, as on
+a customer's site), and Debian's headless Chromium driven by Selenium.
+
+Chromium and its driver come from Debian's packages (`chromium`,
+`chromium-driver`), which .ci/run installs. A screenshot of the open widget
+is saved in the test's directory; with UPDATE_DOCS_SCREENSHOT=1 it also
+replaces docs/img/widget.png (a plain run must not change tracked files)."""
+
+import os
+import shutil
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import requests
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from loopback import QuietHandler, serving
+from test_cli import free_port
+from test_cli import serving as serve
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+QUESTION = "Do you deliver on Sundays?"
+ANSWER = "Yes, we deliver every day from 11:00 to 23:00, Sundays included."
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> hi'
+
+
+@pytest.fixture
+def service(tmp_path):
+    """The service, with an agent that knows ANSWER; (base URL, API session)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "widget.db"),
+        "AGENT_PLATFORM_SERVER_PUBLIC_URL": base,
+        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+        "AGENT_PLATFORM_MESSAGES_SEND_POLL_SECONDS": "0.2",
+    }
+    with serve(["--port", str(port)], environ, port) as (base, lines):
+        api = requests.Session()
+        api.headers["x-api-key"] = lines[1].strip()
+        yield base, api
+
+
+def call(api, method, url, body=None, status=200):
+    response = api.request(method, url, json=body, timeout=10)
+    assert response.status_code == status, response.text
+    return response.json()["data"]
+
+
+@pytest.fixture
+def browser():
+    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), (
+        "install Debian's chromium and chromium-driver (.ci/run does)"
+    )
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1100,760"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@contextmanager
+def shop_page():
+    """A plain page of a shop, on its own origin, that pastes `snippet[0]`
+    before </body>; yields (its URL, the one-item list to put the snippet in)."""
+    snippet = [""]
+
+    class Page(QuietHandler):
+        def do_GET(self):
+            html = (
+                "<!doctype html><html><head><meta charset='utf-8'><title>Loja da Ana</title>"
+                "</head><body style='font-family:sans-serif;background:#f4f1ea;margin:40px'>"
+                "<h1>Loja da Ana</h1><p>Fresh bread and pastries, delivered.</p>"
+                f"{snippet[0]}</body></html>"
+            )
+            self.reply(200, "text/html; charset=utf-8", html.encode())
+
+    with serving(Page) as url:
+        yield url, snippet
+
+
+def website_channel(service, agent, origin):
+    """A website channel for `origin`, connected to `agent`: (id, snippet)."""
+    base, api = service
+    settings = {
+        "allowed_origins": [origin],
+        "title": "Ana · Loja da Ana",
+        "greeting": "Hi! Ask me anything about our bakery.",
+        "primary_color": "#8a4b2a",
+        "launcher_text": "Chat with Ana",
+    }
+    body = {"name": "Site", "type": "website", "settings": settings}
+    channel = call(api, "POST", f"{base}/v1/channels", body, 201)["id"]
+    call(api, "POST", f"{base}/v1/channels/{channel}/connect", {"agent_id": agent})
+    return channel, call(api, "GET", f"{base}/v1/channels/{channel}/widget")["snippet"]
+
+
+class Widget:
+    """The widget as a visitor uses it: inside its shadow root."""
+
+    def __init__(self, driver):
+        self.driver = driver
+
+    def part(self, selector):
+        host = WebDriverWait(self.driver, 15).until(
+            lambda d: d.find_element(By.ID, "agent-platform-widget")
+        )
+        return host.shadow_root.find_element(By.CSS_SELECTOR, selector)
+
+    def texts(self, kind):
+        root = self.driver.find_element(By.ID, "agent-platform-widget").shadow_root
+        return [node.text for node in root.find_elements(By.CSS_SELECTOR, f".msg.{kind}")]
+
+    def open(self):
+        self.part(".launcher").click()
+        WebDriverWait(self.driver, 5).until(lambda d: self.part(".panel").is_displayed())
+
+    def say(self, text):
+        self.part("textarea").send_keys(text)
+        self.part("button.send").click()
+
+    def wait_for(self, kind, text, seconds=15):
+        WebDriverWait(self.driver, seconds).until(
+            lambda d: any(text in shown for shown in self.texts(kind)),
+            f"no {kind} message with {text!r}; shown: {self.texts(kind)}",
+        )
+
+
+def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
+    call(api, "POST", f"{base}/v1/agents/{agent}/trainings", qa, 201)
+    with shop_page() as (page_url, snippet):
+        channel, snippet[0] = website_channel(service, agent, page_url)
+        browser.get(page_url)
+        widget = Widget(browser)
+        assert widget.part(".launcher").text == "Chat with Ana"
+        widget.open()
+        assert widget.texts("greeting") == ["Hi! Ask me anything about our bakery."]
+        widget.say(QUESTION)
+        widget.wait_for("visitor", QUESTION)
+        widget.wait_for("agent", ANSWER)
+
+        [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
+        chat = f"{base}/v1/chats/{conversation['id']}/handoff"
+        call(api, "POST", chat, {"assigned_to": "rui@example.com"})
+        human = f"{base}/v1/conversations/{conversation['id']}/messages"
+        call(api, "POST", human, {"text": "Hi, this is Rui from the shop."}, 201)
+        widget.wait_for("human", "Hi, this is Rui from the shop.")
+
+        widget.say(HOSTILE)
+        widget.wait_for("visitor", HOSTILE)
+        call(api, "POST", human, {"text": "<b onmouseover=alert(1)>bold?</b>"}, 201)
+        widget.wait_for("human", "<b onmouseover=alert(1)>bold?</b>")
+        assert browser.execute_script("return window.__pwned === undefined")
+        root = browser.find_element(By.ID, "agent-platform-widget").shadow_root
+        assert root.find_elements(By.CSS_SELECTOR, ".log img, .log script, .log b") == []
+
+        shot = tmp_path / "widget.png"
+        browser.save_screenshot(str(shot))
+        assert shot.read_bytes().startswith(b"\x89PNG")
+        if os.environ.get("UPDATE_DOCS_SCREENSHOT") == "1":
+            shutil.copyfile(shot, ROOT / "docs" / "img" / "widget.png")
+
+        browser.refresh()
+        widget = Widget(browser)
+        widget.open()
+        widget.wait_for("agent", ANSWER)
+        assert widget.texts("visitor") == [QUESTION, HOSTILE]
+        human_texts = ["Hi, this is Rui from the shop.", "<b onmouseover=alert(1)>bold?</b>"]
+        assert [text.split("\n")[-1] for text in widget.texts("human")] == human_texts
+
+    messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages")
+    assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [QUESTION, HOSTILE]
+    statuses = {m["text"]: m["status"] for m in messages if m["direction"] == "outbound"}
+    assert statuses[ANSWER] == "read"  # the visitor had the panel open on it
