@@ -45,15 +45,16 @@ def site(caller, agent_id):
 class Visitor:
     """A browser on SITE talking to one channel's widget."""
 
-    def __init__(self, client, channel_id, origin=SITE, token=None):
+    def __init__(self, client, channel_id, origin=SITE, token=None, headers=None):
         self.client, self.channel_id, self.origin, self.token = client, channel_id, origin, token
+        self.headers = headers or {}
         self.since = self.tag = None
 
     def call(self, method, path, body=None, token=None, headers=None):
         sent = {"Origin": self.origin} if self.origin else {}
         if token or self.token:
             sent["X-Visitor-Token"] = token or self.token
-        sent.update(headers or {})
+        sent.update({**self.headers, **(headers or {})})
         url = f"/widget/{self.channel_id}/api/{path}"
         return self.client.open(url, method=method, json=body, headers=sent)
 
@@ -273,6 +274,23 @@ def test_requests_are_limited_per_client_address(client, site):
         assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200
     limited = Visitor(client, site["id"]).call("POST", "session", {})
     assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "address")
+
+
+def test_behind_a_proxy_the_forwarded_address_is_limited(app, client, site):
+    def start(forwarded):
+        visitor = Visitor(client, site["id"], headers={"X-Forwarded-For": forwarded})
+        return visitor.call("POST", "session", {})
+
+    # Unless proxies are declared, the header is the client's to write: ignored.
+    for index in range(60):
+        assert start(f"203.0.113.{index}").status_code == 200
+    assert_error(start("203.0.113.99"), 429, "RATE_LIMIT_EXCEEDED", "address")
+    app.config["SERVER_PROXY_HOPS"] = 1
+    # What the proxy appended counts, not what the client wrote before it.
+    for _ in range(60):
+        assert start("198.51.100.7, 192.0.2.1").status_code == 200
+    assert_error(start("198.51.100.8, 192.0.2.1"), 429, "RATE_LIMIT_EXCEEDED", "address")
+    assert start("192.0.2.2").status_code == 200
 
 
 def test_the_script_and_the_page_are_served(client, caller, site):

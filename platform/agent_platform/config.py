@@ -23,6 +23,7 @@ DEFAULTS = {
     "SERVER_THREADS": 4,
     "SERVER_PUBLIC_URL": None,  # derived from host and port (public_url())
     "SERVER_ACCESS_LOG": False,
+    "SERVER_PROXY_HOPS": 0,
     "DATABASE_PATH": "data/agent_platform.db",
     "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
     "RATE_LIMIT_REQUESTS": 100,

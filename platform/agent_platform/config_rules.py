@@ -108,6 +108,7 @@ _BY_KEY = {
     "CREDITS_PER_REPLY": _at_least(0),
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
+    "SERVER_PROXY_HOPS": _at_least(0),
 }
 _BY_SUFFIX = (
     ("_SECONDS", _at_least(0.001)),

@@ -106,7 +106,7 @@ def guard():
     if request.method == "OPTIONS":
         return _preflight()
     token = request.headers.get("X-Visitor-Token")
-    _limit(request.remote_addr or "", token)
+    _limit(_client_address(), token)
     if (request.content_length or 0) > MAX_BODY_BYTES:
         raise PayloadTooLarge(MAX_BODY_BYTES)
     if not request.path.endswith("/session"):
@@ -131,6 +131,16 @@ def _preflight():
     response.headers["Access-Control-Allow-Headers"] = ALLOWED_HEADERS
     response.headers["Access-Control-Max-Age"] = PREFLIGHT_MAX_AGE
     return response
+
+
+def _client_address():
+    """The visitor's address: the connection's, or behind server.proxy_hops
+    proxies the entry the farthest trusted one appended to X-Forwarded-For
+    (what comes before it, the client wrote itself)."""
+    hops = current_app.config["SERVER_PROXY_HOPS"]
+    forwarded = request.headers.get("X-Forwarded-For", "") if hops else ""
+    entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+    return entries[-hops] if hops and len(entries) >= hops else request.remote_addr or ""
 
 
 def _limit(address, token):
