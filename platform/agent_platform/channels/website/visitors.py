@@ -112,10 +112,8 @@ def changes(channel, visitor, since=None, seen=None, now=None):
     cheap answer most polls get. Replies the visitor now receives become
     `delivered` (message.delivered)."""
     conversation = _conversation(channel, visitor)
-    if conversation is None:
-        return None if seen is not None else {"messages": [], "since": None, "tag": _tag([])}
     since = _parsed_since(since)
-    rows = Message.visible_since(conversation.id, since, PAGE)
+    rows = [] if conversation is None else Message.visible_since(conversation.id, since, PAGE)
     if seen is not None and _tag(rows) == seen:
         return None
     rows = [_delivered(channel, row, now) for row in rows]

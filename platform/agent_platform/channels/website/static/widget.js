@@ -225,7 +225,7 @@
 
   function poll() {
     clearTimeout(timer);
-    var query = since ? "?since=" + encodeURIComponent(since) + "&seen=" + tag : "";
+    var query = tag ? "?seen=" + tag + (since ? "&since=" + encodeURIComponent(since) : "") : "";
     call("GET", "messages" + query).then(function (data) {
       if (data) received(data);
     }).catch(function () { /* offline or limited: the next poll tries again */ })
