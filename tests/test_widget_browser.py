@@ -183,6 +183,21 @@ def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
         human_texts = ["Hi, this is Rui from the shop.", "<b onmouseover=alert(1)>bold?</b>"]
         assert [text.split("\n")[-1] for text in widget.texts("human")] == human_texts
 
+    # The hosted page (page_url, the QR link): only the chat, open, on the
+    # service's own origin, so another visitor there.
+    browser.get(call(api, "GET", f"{base}/v1/channels/{channel}/widget")["page_url"])
+    hosted = Widget(browser)
+    assert hosted.part(".panel").is_displayed()
+    assert (
+        hosted.driver.find_element(By.ID, "agent-platform-widget").shadow_root.find_elements(
+            By.CSS_SELECTOR, ".launcher"
+        )
+        == []
+    )
+    hosted.say(QUESTION)
+    hosted.wait_for("agent", ANSWER)
+    assert hosted.texts("human") == []
+
     messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages")
     assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [QUESTION, HOSTILE]
     statuses = {m["text"]: m["status"] for m in messages if m["direction"] == "outbound"}

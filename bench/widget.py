@@ -1,0 +1,192 @@
+"""Website widget benchmark: many open widgets on one `agent-platform serve`.
+
+The service is started as a self-hoster runs it (gunicorn, one worker,
+server.threads threads, the scheduler inside), with the agent answering from
+its knowledge (the offline provider, instant) and no debounce. N widgets
+(500 by default) behave as widget.js does with its panel open: a session,
+then a poll of GET .../api/messages every second while the conversation is
+active (all of them are here: each sends a message every 20 to 40 s), with
+the tag and since of the previous answer, so most polls are the cheap 204.
+They run in one asyncio loop of this process, on keep-alive connections.
+
+Figures:
+- reply visible: from sending a message to the poll that first shows the
+  agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
+- /v1/me p99 for an API client (wrk, 16 paced connections) without the
+  widgets and with them, and the ratio;
+- the widgets' poll rate and how many polls were 204.
+
+    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60]
+"""
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loadgen import PACED_SCRIPT, Service, wrk  # noqa: E402
+
+ORIGIN = "https://shop.example.com"
+QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
+FAST = 1.0  # widget.js polls this often while a conversation is active
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection (a widget's browser has its own)."""
+
+    def __init__(self, port):
+        self.port, self.reader, self.writer = port, None, None
+
+    async def request(self, method, path, headers, body=None):
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        data = json.dumps(body).encode() if body is not None else b""
+        lines = [f"{method} {path} HTTP/1.1", "Host: bench", f"Origin: {ORIGIN}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        lines += ["Content-Type: application/json", f"Content-Length: {len(data)}", "", ""]
+        self.writer.write("\r\n".join(lines).encode() + data)
+        status_line = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        payload = await self.reader.readexactly(length) if length else b""
+        return int(status_line.split()[1]), json.loads(payload) if payload else None
+
+
+class Figures:
+    def __init__(self):
+        self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
+
+
+async def widget(port, channel, figures, stop_at):
+    connection = Connection(port)
+    await asyncio.sleep(random.random() * FAST)
+    base = f"/widget/{channel}/api/"
+    _, started = await connection.request("POST", base + "session", {}, {})
+    headers = {"X-Visitor-Token": started["data"]["visitor_token"]}
+    since = tag = None
+    waiting, count = {}, 0
+    next_send = time.monotonic() + random.uniform(0, 30)
+    while time.monotonic() < stop_at:
+        if time.monotonic() >= next_send:
+            count += 1
+            body = {"text": QUESTION, "client_message_id": f"m{count}"}
+            status, sent = await connection.request("POST", base + "messages", headers, body)
+            if status == 201:
+                waiting[sent["data"]["id"]] = time.monotonic()
+            next_send = time.monotonic() + random.uniform(20, 40)
+        query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
+        status, changed = await connection.request("GET", base + "messages" + query, headers)
+        figures.polls += 1
+        if status == 204:
+            figures.not_modified += 1
+        elif status == 200:
+            since, tag = changed["data"]["since"], changed["data"]["tag"]
+            answered(changed["data"]["messages"], waiting, figures)
+        else:
+            figures.errors += 1
+        await asyncio.sleep(FAST)
+
+
+def answered(messages, waiting, figures):
+    """An agent's message answers the oldest message still waiting."""
+    for message in messages:
+        if message["from"] == "agent" and waiting:
+            oldest = min(waiting, key=waiting.get)
+            figures.visible.append(time.monotonic() - waiting.pop(oldest))
+
+
+def setup(service):
+    api = requests.Session()
+    api.headers["x-api-key"] = service.admin_key
+    base = service.base
+
+    def post(path, body):
+        response = api.post(base + path, json=body, timeout=10)
+        response.raise_for_status()
+        return response.json()["data"]
+
+    agent = post("/v1/agents", {"name": "Ana"})["id"]
+    post(f"/v1/agents/{agent}/trainings", {"type": "qa", "question": QUESTION, "answer": ANSWER})
+    settings = {"allowed_origins": [ORIGIN]}
+    channel = post("/v1/channels", {"name": "Site", "type": "website", "settings": settings})
+    post(f"/v1/channels/{channel['id']}/connect", {"agent_id": agent})
+    return channel["id"]
+
+
+def run_widgets(port, channel, count, seconds, figures):
+    async def all_of_them():
+        stop_at = time.monotonic() + seconds
+        await asyncio.gather(*(widget(port, channel, figures, stop_at) for _ in range(count)))
+
+    asyncio.run(all_of_them())
+
+
+def me_p99(service, seconds):
+    headers = {"x-api-key": service.admin_key}
+    return wrk(service.base + "/v1/me", 16, seconds, headers, script=PACED_SCRIPT)["p99_ms"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--widgets", type=int, default=500)
+    parser.add_argument("--seconds", type=int, default=60)
+    options = parser.parse_args()
+    service = Service(
+        {
+            "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+            "AGENT_PLATFORM_WIDGET_ADDRESS_REQUESTS_PER_MINUTE": "1000000",
+            # wrk's API client must not meet the per-key limit either.
+            "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
+        }
+    ).start()
+    try:
+        channel = setup(service)
+        quiet = me_p99(service, 10)
+        figures = Figures()
+        load = threading.Thread(
+            target=run_widgets,
+            args=(service.port, channel, options.widgets, options.seconds, figures),
+        )
+        started = time.monotonic()
+        load.start()
+        time.sleep(min(20, options.seconds / 3))  # every widget is polling by then
+        loaded = me_p99(service, 10)
+        load.join()
+        report(options, figures, quiet, loaded, time.monotonic() - started)
+    finally:
+        service.cleanup()
+
+
+def report(options, figures, quiet, loaded, elapsed):
+    visible = sorted(figures.visible)
+    polls = max(figures.polls, 1)
+    print(f"{options.widgets} widgets for {elapsed:.0f} s on one serve process")
+    print(
+        f"  polls: {figures.polls / elapsed:.0f}/s, {figures.not_modified / polls:.1%} "
+        f"answered 204, {figures.errors} errors"
+    )
+    if visible:
+        p95 = visible[int(len(visible) * 0.95) - 1]
+        print(
+            f"  reply visible ({len(visible)} replies): p50 {statistics.median(visible):.2f} s, "
+            f"p95 {p95:.2f} s, max {visible[-1]:.2f} s (a poll interval, {FAST:.0f} s, included)"
+        )
+    print(
+        f"  /v1/me p99: {quiet:.1f} ms alone, {loaded:.1f} ms with the widgets "
+        f"({loaded / quiet:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()
