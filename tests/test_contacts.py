@@ -306,11 +306,15 @@ def test_list_filters(caller):
     assert ids("custom_field.Active=true") == [ana["id"]]
     assert ids("custom_field.Active=false&custom_field.Plan=free") == [bruno["id"]]
     assert ids("custom_field.Plan=pro&q=bruno") == []
+    # The form OpenAPI documents (deepObject), as generated clients send it.
+    assert ids("custom_field%5BPlan%5D=pro&custom_field[Seats]=3") == [ana["id"]]
     assert ids("sort=name&order=asc") == [ana["id"], bruno["id"]]
     assert ids("sort=name&order=desc") == [bruno["id"], ana["id"]]
     assert_error(
         caller.get("/v1/contacts?custom_field.Nope=1"), 400, "VALIDATION_ERROR", "custom_field.Nope"
     )
+    nope = caller.get("/v1/contacts?custom_field[Nope]=1")
+    assert_error(nope, 400, "VALIDATION_ERROR", "custom_field.Nope")
     assert_error(
         caller.get("/v1/contacts?custom_field.Seats=many"),
         400,
