@@ -1,10 +1,11 @@
 """Schema pieces shared by every resource."""
 
-import unicodedata
 from datetime import UTC, datetime
 
 import marshmallow as ma
 from marshmallow import fields, post_dump
+
+from ...services import formats
 
 # Times a request may carry: a day's arithmetic either side stays a valid date.
 EARLIEST = datetime(1970, 1, 1)
@@ -69,10 +70,9 @@ class Name(fields.String):
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
-        if any(unicodedata.category(char) == "Cc" for char in text):
-            raise ma.ValidationError("Must not contain control characters (NUL, line breaks).")
-        if text and not text.strip():
-            raise ma.ValidationError("Must not be only spaces.")
+        problem = formats.name_problem(text)
+        if problem:
+            raise ma.ValidationError(problem)
         return text
 
 
