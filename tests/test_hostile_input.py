@@ -9,14 +9,17 @@ import re
 
 import pytest
 
-from agent_platform.models import Agent, Channel, ChannelEvent, Message
+import telegram_helpers
+from agent_platform.models import Agent, Channel, ChannelEvent, Message, TelegramUpdate
 from conftest import assert_error
 from conversations_helpers import data, make_agent
 from fuzz_seed import seed_workspace
+from telegram_helpers import telegram_channel
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import messages_payload, post, text
 
 MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
+bot_api = telegram_helpers.bot_api  # the Bot API stand-in fixture, for one test
 
 
 @pytest.fixture
@@ -136,6 +139,32 @@ def test_the_whatsapp_intake_refuses_a_lone_surrogate(client, channel):
     response = post(client, channel["id"], None, raw=body.encode())
     assert_error(response, 400, "VALIDATION_ERROR", "lone UTF-16 surrogate")
     assert Message.select().count() == 0
+
+
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        (b'{"update_id": 1, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested deeper than 32"),
+        (b'{"update_id": 1, "message": {"text": "\\ud800"}}', "message.text: contains a lone"),
+    ],
+)
+def test_the_telegram_intake_refuses_deep_nesting_and_lone_surrogates(
+    app,
+    client,
+    caller,
+    bot_api,
+    body,
+    says,
+):
+    app.config["TELEGRAM_API_BASE"] = bot_api.base  # setWebhook goes to the stand-in
+    channel = telegram_channel(caller, mode="webhook")
+    headers = {
+        "X-Telegram-Bot-Api-Secret-Token": bot_api.webhook["secret_token"],
+        "Content-Type": "application/json",
+    }
+    response = client.post(f"/inbound/telegram/{channel['id']}", data=body, headers=headers)
+    assert_error(response, 400, "VALIDATION_ERROR", says)
+    assert Message.select().count() == 0 and TelegramUpdate.select().count() == 0
 
 
 # --- dates ----------------------------------------------------------------------------
