@@ -14,7 +14,7 @@ from conftest import assert_error
 from conversations_helpers import data, events, make_contact, make_conversation
 from telegram_helpers import *  # noqa: F403  (the fixtures)
 from telegram_helpers import delivered, telegram_channel
-from telegram_stub import CUSTOMER, message_update
+from telegram_stub import CUSTOMER, Scripted, message_update
 
 GREETING = "Olá! Sou a Ana, da Pizzaria Roma."
 DELIVERY = ("Quanto custa a entrega?", "A entrega custa R$ 5 em São Paulo.")
@@ -327,3 +327,14 @@ def test_a_transfer_rule_hands_off_on_telegram(caller, bot_api):
         data for name, data in events(caller.workspace_id) if name == "agent.handoff_started"
     ]
     assert len(started) == 1
+
+
+def test_an_answer_nested_too_deep_is_a_retried_error_with_its_reason(caller, bot_api, chat):
+    message = data(post(caller, chat, text="Oi"), 201)
+    bot_api.script.append(Scripted(200, b"[" * 5000 + b"]" * 5000))
+    sending.send_queued()
+    waiting = Message.get_by_id(message["id"])
+    # Telegram's answer refused like any answer without a result, not a crash of the sender.
+    assert (waiting.status, waiting.error["code"]) == ("queued", "200"), waiting.error
+    sending.send_queued(now=utcnow() + timedelta(hours=1))
+    assert Message.get_by_id(message["id"]).status == "sent"
