@@ -64,7 +64,9 @@ REFUSED_LITERALS = [
     ("http://[::ffff:8.8.8.8]/", "IPv4-mapped"),
     ("http://[::127.0.0.1]/", "embeds 127.0.0.1"),
     ("http://[64:ff9b::a9fe:a9fe]/", "embeds 169.254.169.254"),
-    ("http://[2002:c0a8:0101::1]/", "embeds 192.168.1.1"),
+    ("http://[2002:c0a8:0101::1]/", "is an address that embeds 192.168.1.1, a private address"),
+    # Teredo: the client's address is the last 32 bits, inverted.
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "embeds 127.0.0.1, a loopback address"),
     ("http://[fe80::1%25eth0]/", "zone"),
     ("http://2130706433/", "canonical"),
     ("http://127.1/", "canonical"),
@@ -153,7 +155,9 @@ def test_malformed_urls_are_refused(url, reason):
 
 
 def test_ports_are_limited():
-    with pytest.raises(UnsafeURL, match="port 22 is not allowed"):
+    with pytest.raises(
+        UnsafeURL, match=r"^port 22 is not allowed \(allowed: 80, 443, 8080, 8443\)$"
+    ):
         check_url(f"http://{PUBLIC_IP}:22/", resolver=public_resolver)
     for port in netguard.DEFAULT_PORTS:
         assert check_url(f"http://{PUBLIC_IP}:{port}/").port == port
