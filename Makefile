@@ -45,7 +45,7 @@ mutate: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[mutate]'
 	rm -rf $(MUTATE) && mkdir -p $(MUTATE)
 	cp -r platform $(MUTATE)/src
-	cp -r tests bench migrations deploy app.py config.example.toml README.md CHANGELOG.md $(MUTATE)/
+	cp -r tests bench migrations deploy app.py gunicorn.conf.py config.example.toml README.md CHANGELOG.md $(MUTATE)/
 	[ ! -d docs ] || cp -r docs $(MUTATE)/
 	sed 's/^pythonpath = \["platform", "."\]/pythonpath = ["src", "."]/' pyproject.toml > $(MUTATE)/pyproject.toml
 	cd $(MUTATE) && $(CURDIR)/$(BIN)/mutmut run --max-children 2 || true

@@ -1,4 +1,7 @@
-"""WSGI entry point (`gunicorn app:app`); `python app.py` serves like `agent-platform serve`."""
+"""WSGI entry point (`gunicorn app:app`); `python app.py` serves like `agent-platform serve`.
+
+gunicorn started here reads gunicorn.conf.py, which checks the configuration
+in its master first."""
 
 import sys
 from pathlib import Path
@@ -11,7 +14,6 @@ if __name__ == "__main__":
 
     main(["serve", *sys.argv[1:]])
 else:
-    from agent_platform import create_app
-    from agent_platform.server import serving_app
+    from agent_platform.server import worker_app
 
-    app = serving_app(create_app())
+    app = worker_app()

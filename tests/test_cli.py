@@ -88,6 +88,35 @@ def test_all_scopes_and_bad_input(cli, tmp_path):
     assert unknown_key.exit_code != 0
 
 
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("a\x00b", "control characters"),
+        ("two\nlines", "control characters"),
+        ("   ", "only spaces"),
+        ("", "1 to 200 characters"),
+        ("x" * 201, "1 to 200 characters"),
+        ("caf\udce9", "valid Unicode"),  # a Latin-1 byte in a UTF-8 terminal's argv
+    ],
+)
+def test_names_from_the_command_line_follow_the_api_rules(cli, tmp_path, name, says):
+    cli("migrate")
+    workspace = json.loads(cli("workspaces", "create", "--name", "W", "--json"))
+    environ = {"AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "cli.db")}
+    attempts = [
+        ["workspaces", "create", "--name", name],
+        ["workspaces", "create", "--name", "Shop", "--company", name],
+        ["keys", "create", "--workspace", workspace["id"], "--name", name, "--scopes", "all"],
+    ]
+    for arguments in attempts:
+        result = CliRunner().invoke(main, arguments, env=environ)
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--" in result.output and says in result.output
+        assert "Traceback" not in result.output
+    assert [row["name"] for row in json.loads(cli("workspaces", "list", "--json"))] == ["W"]
+    assert json.loads(cli("keys", "list", "--json")) == []
+
+
 def test_config_option_on_every_command(tmp_path):
     config = tmp_path / "c.toml"
     config.write_text(f'[database]\npath = "{tmp_path / "from-file.db"}"\n')

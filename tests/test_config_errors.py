@@ -84,3 +84,37 @@ def test_the_server_module_refuses_a_bad_configuration_too(tmp_path):
     )  # fmt: skip
     assert result.returncode == 2
     assert "log.level" in result.stderr and "Traceback" not in result.stderr
+
+
+def gunicorn(tmp_path, environ, *options, cwd=ROOT):
+    """Real `gunicorn app:app`, as a deployer starts it beside app.py."""
+    env = {**os.environ, "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "g.db"), **environ}
+    return subprocess.run(
+        [sys.executable, "-m", "gunicorn", *options, "-b", "127.0.0.1:0", "app:app"],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "variable, value, says",
+    [
+        ("AGENT_PLATFORM_LOG_LEVEL", "LOUD", '(log.level) = "LOUD": must be one of "DEBUG"'),
+        ("AGENT_PLATFORM_SECRETS_KEY", "not-a-key", "secrets.key (AGENT_PLATFORM_SECRETS_KEY)"),
+    ],
+)  # fmt: skip
+def test_gunicorn_app_refuses_a_bad_configuration_before_it_forks(tmp_path, variable, value, says):
+    result = gunicorn(tmp_path, {variable: value})
+    assert result.returncode == 2, result.stderr
+    assert says in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "Booting worker" not in result.stderr  # the master stopped first
+
+
+def test_gunicorn_started_elsewhere_stops_on_its_worker_without_a_traceback(tmp_path):
+    # From another directory gunicorn.conf.py is not read: the worker finds
+    # the error, and only its status 3 stops the master (not a restart loop).
+    result = gunicorn(tmp_path, {"AGENT_PLATFORM_LOG_LEVEL": "LOUD"}, "--chdir", str(ROOT),
+                      cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 3, result.stderr
+    assert '(log.level) = "LOUD"' in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout

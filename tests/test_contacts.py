@@ -175,6 +175,17 @@ def test_wrong_custom_field_values_are_refused_naming_the_field(caller, name, va
     assert_error(response, 400, code, f"custom_fields.{name}")
 
 
+def test_an_archived_field_is_found_by_its_name_in_any_case_unicode_too(caller):
+    # Names differing in non-ASCII case are one name, archived or not.
+    field = custom_field(caller, "Ébène", "text")
+    contact = make_contact(caller, custom_fields={"Ébène": "noir"})
+    assert caller.put(f"/v1/custom-fields/{field['id']}/archive").status_code == 200
+    listed = caller.get("/v1/contacts?custom_field[éBÈNE]=noir").get_json()["data"]
+    assert [item["id"] for item in listed] == [contact["id"]]  # read: still there
+    written = caller.post("/v1/contacts", json={"custom_fields": {"ÉBÈNE": "x"}})
+    assert_error(written, 400, "VALIDATION_ERROR", "the custom field is archived")
+
+
 def test_required_and_archived_fields(caller):
     custom_field(caller, "Plan", "text", is_required=True)
     old = custom_field(caller, "Legacy", "text")
@@ -306,11 +317,15 @@ def test_list_filters(caller):
     assert ids("custom_field.Active=true") == [ana["id"]]
     assert ids("custom_field.Active=false&custom_field.Plan=free") == [bruno["id"]]
     assert ids("custom_field.Plan=pro&q=bruno") == []
+    # The form OpenAPI documents (deepObject), as generated clients send it.
+    assert ids("custom_field%5BPlan%5D=pro&custom_field[Seats]=3") == [ana["id"]]
     assert ids("sort=name&order=asc") == [ana["id"], bruno["id"]]
     assert ids("sort=name&order=desc") == [bruno["id"], ana["id"]]
     assert_error(
         caller.get("/v1/contacts?custom_field.Nope=1"), 400, "VALIDATION_ERROR", "custom_field.Nope"
     )
+    nope = caller.get("/v1/contacts?custom_field[Nope]=1")
+    assert_error(nope, 400, "VALIDATION_ERROR", "custom_field.Nope")
     assert_error(
         caller.get("/v1/contacts?custom_field.Seats=many"),
         400,

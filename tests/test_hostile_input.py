@@ -9,14 +9,17 @@ import re
 
 import pytest
 
-from agent_platform.models import Agent, Channel, ChannelEvent, Message
+import telegram_helpers
+from agent_platform.models import Agent, Channel, ChannelEvent, Message, TelegramUpdate
 from conftest import assert_error
 from conversations_helpers import data, make_agent
 from fuzz_seed import seed_workspace
+from telegram_helpers import telegram_channel
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import messages_payload, post, text
 
 MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
+bot_api = telegram_helpers.bot_api  # the Bot API stand-in fixture, for one test
 
 
 @pytest.fixture
@@ -138,6 +141,32 @@ def test_the_whatsapp_intake_refuses_a_lone_surrogate(client, channel):
     assert Message.select().count() == 0
 
 
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        (b'{"update_id": 1, "x": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested deeper than 32"),
+        (b'{"update_id": 1, "message": {"text": "\\ud800"}}', "message.text: contains a lone"),
+    ],
+)
+def test_the_telegram_intake_refuses_deep_nesting_and_lone_surrogates(
+    app,
+    client,
+    caller,
+    bot_api,
+    body,
+    says,
+):
+    app.config["TELEGRAM_API_BASE"] = bot_api.base  # setWebhook goes to the stand-in
+    channel = telegram_channel(caller, mode="webhook")
+    headers = {
+        "X-Telegram-Bot-Api-Secret-Token": bot_api.webhook["secret_token"],
+        "Content-Type": "application/json",
+    }
+    response = client.post(f"/inbound/telegram/{channel['id']}", data=body, headers=headers)
+    assert_error(response, 400, "VALIDATION_ERROR", says)
+    assert Message.select().count() == 0 and TelegramUpdate.select().count() == 0
+
+
 # --- dates ----------------------------------------------------------------------------
 
 
@@ -190,26 +219,44 @@ def test_a_patch_with_nothing_to_change_is_400(caller, body):
 # --- names ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["a\x00b", "line\nbreak", "tab\there", "\x7f", "   ", "\u3000"])
-@pytest.mark.parametrize(
-    "path, body",
-    [
-        ("/v1/agents", {}),
-        ("/v1/channels", {"type": "whatsapp"}),
-        ("/v1/custom-fields", {"field_type": "text"}),
-    ],
-)
-def test_names_of_control_characters_or_spaces_are_refused(caller, path, body, name):
-    response = caller.post(path, json={**body, "name": name})
-    assert_error(response, 400, "VALIDATION_ERROR", "name")
+BAD_NAMES = ["a\x00b", "line\nbreak", "tab\there", "\x7f", "\x85", "   ", "\u3000"]
+
+# Every create that takes a name: (path, the rest of a valid body); {agent}
+# and {workspace} are the caller's.
+NAMED = [
+    ("/v1/agents", {}),
+    ("/v1/channels", {"type": "whatsapp"}),
+    ("/v1/custom-fields", {"field_type": "text"}),
+    ("/v1/contacts", {}),
+    ("/v1/mcp-servers", {"url": "http://127.0.0.1:9/mcp"}),
+    ("/v1/agents/{agent}/intentions",
+     {"examples": ["cancel my order"], "action": "reply", "reply_text": "Done."}),
+    ("/v1/agents/{agent}/transfer-rules",
+     {"match_type": "keywords", "keywords": ["human"], "action": "handoff"}),
+    ("/v1/agents/{agent}/idle-actions", {"minutes": 30, "action": "close"}),
+    ("/workspace/{workspace}/agents", {}),
+    ("/workspaces/permissions", {"scopes": ["agents:read"]}),
+]  # fmt: skip
 
 
-def test_a_rename_is_checked_too(caller):
-    agent = make_agent(caller)
-    assert_error(
-        caller.patch(f"/v1/agents/{agent}", json={"name": " \t "}), 400, "VALIDATION_ERROR"
-    )
-    assert Agent.get_by_id(agent).name == "Ana"
+@pytest.mark.parametrize("path, body", NAMED)
+def test_names_of_control_characters_or_spaces_are_refused(caller, path, body):
+    path = path.format(agent=make_agent(caller), workspace=caller.workspace_id)
+    for name in BAD_NAMES:
+        response = caller.post(path, json={**body, "name": name})
+        assert_error(response, 400, "VALIDATION_ERROR", "name: ")
+    created = caller.post(path, json={**body, "name": "Fine"})
+    assert created.status_code in (200, 201), created.get_data(as_text=True)  # only the name
+
+
+@pytest.mark.parametrize("path, body", NAMED[:8])
+def test_a_rename_is_checked_too(caller, path, body):
+    path = path.format(agent=make_agent(caller), workspace=caller.workspace_id)
+    item = data(caller.post(path, json={**body, "name": "Fine"}), 201)
+    for name in BAD_NAMES:
+        response = caller.patch(f"{path}/{item['id']}", json={"name": name})
+        assert_error(response, 400, "VALIDATION_ERROR", "name: ")
+    assert data(caller.get(f"{path}/{item['id']}"), 200)["name"] == "Fine"
 
 
 @pytest.mark.parametrize(

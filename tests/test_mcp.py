@@ -15,6 +15,9 @@ def mcp_server(request):
         yield server
 
 
+DEEP = b'{"jsonrpc": "2.0", "id": 1, "result": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+
+
 class NotMcp(QuietHandler):
     """Answers like an ordinary web site: HTML, or JSON that is not JSON-RPC."""
 
@@ -22,6 +25,10 @@ class NotMcp(QuietHandler):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         if self.path == "/json":
             body, kind, status = b'{"hello": "world"}', "application/json", 200
+        elif self.path == "/deep":  # json.loads would raise RecursionError
+            body, kind, status = DEEP, "application/json", 200
+        elif self.path == "/deep-stream":
+            body, kind, status = b"data: " + DEEP + b"\n\n", "text/event-stream", 200
         elif self.path == "/error":
             body, kind, status = b"upstream broke", "text/plain", 500
         else:
@@ -188,6 +195,8 @@ def test_call_tool(app, caller, mcp_server):
         ("/", "not an MCP server (it answered text/html)"),
         ("/json", "not an MCP server (no JSON-RPC answer to initialize)"),
         ("/error", "HTTP 500: upstream broke"),
+        ("/deep", "the answer is nested deeper than 32 levels"),
+        ("/deep-stream", "the answer is nested deeper than 32 levels"),
     ],
 )
 def test_a_non_mcp_url_is_a_clear_error_on_the_record(caller, web_site, path, problem):

@@ -8,6 +8,8 @@ import requests
 
 from agent_platform import netguard
 from agent_platform.netguard import UnsafeURL, check_url, safe_request
+from conftest import assert_error
+from conversations_helpers import make_agent
 from webhooks_helpers import Receiver, Reply
 
 PUBLIC_IP = "93.184.216.34"
@@ -62,7 +64,9 @@ REFUSED_LITERALS = [
     ("http://[::ffff:8.8.8.8]/", "IPv4-mapped"),
     ("http://[::127.0.0.1]/", "embeds 127.0.0.1"),
     ("http://[64:ff9b::a9fe:a9fe]/", "embeds 169.254.169.254"),
-    ("http://[2002:c0a8:0101::1]/", "embeds 192.168.1.1"),
+    ("http://[2002:c0a8:0101::1]/", "is an address that embeds 192.168.1.1, a private address"),
+    # Teredo: the client's address is the last 32 bits, inverted.
+    ("http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", "embeds 127.0.0.1, a loopback address"),
     ("http://[fe80::1%25eth0]/", "zone"),
     ("http://2130706433/", "canonical"),
     ("http://127.1/", "canonical"),
@@ -151,13 +155,50 @@ def test_malformed_urls_are_refused(url, reason):
 
 
 def test_ports_are_limited():
-    with pytest.raises(UnsafeURL, match="port 22 is not allowed"):
+    with pytest.raises(
+        UnsafeURL, match=r"^port 22 is not allowed \(allowed: 80, 443, 8080, 8443\)$"
+    ):
         check_url(f"http://{PUBLIC_IP}:22/", resolver=public_resolver)
     for port in netguard.DEFAULT_PORTS:
         assert check_url(f"http://{PUBLIC_IP}:{port}/").port == port
     with pytest.raises(UnsafeURL, match="port 8080"):
         check_url(f"http://{PUBLIC_IP}:8080/", allowed_ports=[443])
     assert check_url(f"http://{PUBLIC_IP}:2222/", allowed_ports=[]).port == 2222
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:0/", "https://hooks.example:0/", "http://h.test:00/"]
+)
+def test_port_0_is_refused_even_where_any_port_is_allowed(url):
+    # No server listens on port 0: a request there is a probe or a mistake.
+    for allowed_ports in (None, [], [0]):
+        with pytest.raises(UnsafeURL, match="port 0 is not a port a server listens on"):
+            check_url(
+                url, allow_private=True, allowed_ports=allowed_ports, resolver=public_resolver
+            )
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/v1/webhooks", {"url": "http://127.0.0.1:0/hook", "events": ["*"]}),
+        ("/v1/mcp-servers", {"name": "Tools", "url": "http://127.0.0.1:0/mcp"}),
+        ("/v1/agents/{agent}/intentions",
+         {"name": "Notify", "examples": ["call me"], "action": "webhook",
+          "url": "http://127.0.0.1:0/hook"}),
+    ],
+)  # fmt: skip
+def test_an_api_url_on_port_0_is_a_400_naming_the_url(make_caller, app, path, body):
+    # With private targets and every port allowed, port 0 is still refused.
+    app.config.update(
+        WEBHOOKS_ALLOW_PRIVATE_TARGETS=True, WEBHOOKS_ALLOWED_PORTS=[], MCP_ALLOW_PRIVATE_URLS=True
+    )
+    caller = make_caller()
+    path = path.format(agent=make_agent(caller))
+    error = assert_error(caller.post(path, json=body), 400, "VALIDATION_ERROR", "url: ")
+    assert error["message"].startswith("url: ") and "port 0" in error["message"]
+    listed = caller.get(path).get_json()
+    assert listed["data"] == []  # nothing was stored
 
 
 def test_allow_private_lets_loopback_through():

@@ -217,6 +217,21 @@ def test_after_the_last_tool_round_the_model_must_answer(caller, shop, stub, too
     assert texts(message.conversation_id)[-1] == "Done."
 
 
+def test_tool_arguments_nested_too_deep_are_a_tool_error(caller, shop, stub, tools_server):
+    server = data(
+        caller.post("/v1/mcp-servers", json={"name": "Shop", "url": tools_server.url}), 201
+    )
+    data(caller.post(f"/v1/mcp-servers/{server['id']}/sync"))
+    tool_ids = [tool["id"] for tool in data(caller.get(f"/v1/mcp-servers/{server['id']}/tools"))]
+    data(caller.put(f"/v1/agents/{shop['agent_id']}/tools", json={"tool_ids": tool_ids}))
+    stub.script(tool_calls(("add", "[" * 5000 + "]" * 5000)), answer("Sorry."))
+    message = customer_says(shop["channel_id"], "add things", at(0))
+    run_replies(at(2))
+    [result] = [m["content"] for m in stub.bodies()[1]["messages"] if m["role"] == "tool"]
+    assert result == "Error: the arguments' JSON is nested deeper than 32 levels"
+    assert texts(message.conversation_id)[-1] == "Sorry."
+
+
 def test_a_provider_that_is_down_is_retried_then_the_fallback_hands_off(caller, shop, stub):
     stub.script(failure(503), hang(1.5), failure(500))
     message = customer_says(shop["channel_id"], "hello?", at(0))
@@ -246,6 +261,16 @@ def test_a_refused_key_is_not_retried(caller, shop, stub):
     (job,) = jobs(message.conversation_id)
     assert (job.status, job.outcome, job.attempts) == ("failed", "fallback", 1)
     assert "HTTP 401" in job.detail["error"] and "Incorrect API key" in job.detail["error"]
+
+
+def test_an_answer_nested_too_deep_is_a_provider_error_not_a_crash(caller, shop, stub):
+    # json.loads would raise RecursionError on it, and end the job with it.
+    stub.script(failure(200, '{"choices": ' + "[" * 5000 + "]" * 5000 + "}"))
+    message = customer_says(shop["channel_id"], "hello?", at(0))
+    run_replies(at(2))
+    (job,) = jobs(message.conversation_id)
+    assert (job.status, job.attempts) == ("pending", 1)  # tried again later
+    assert "the model's answer is nested deeper than 32 levels" in job.last_error
 
 
 def test_a_new_message_during_a_retry_wait_is_answered_in_the_same_reply(caller, shop, stub):

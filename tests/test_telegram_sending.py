@@ -14,7 +14,7 @@ from conftest import assert_error
 from conversations_helpers import data, events, make_contact, make_conversation
 from telegram_helpers import *  # noqa: F403  (the fixtures)
 from telegram_helpers import delivered, telegram_channel
-from telegram_stub import CUSTOMER, message_update
+from telegram_stub import CUSTOMER, Scripted, message_update
 
 GREETING = "Olá! Sou a Ana, da Pizzaria Roma."
 DELIVERY = ("Quanto custa a entrega?", "A entrega custa R$ 5 em São Paulo.")
@@ -221,14 +221,36 @@ def test_buttons_become_an_inline_keyboard_and_a_press_comes_back(caller, bot_ap
     assert bot_api.sent("answerCallbackQuery") == [{"callback_query_id": "77"}]
 
 
-def test_malformed_buttons_fail_the_message_with_the_reason(caller, bot_api, chat):
-    bad = {"buttons": [{"text": "Grande", "data": "x" * 65}]}
+@pytest.mark.parametrize(
+    "buttons, title",
+    [
+        ([{"text": "Grande", "data": "x" * 65}], "metadata.buttons[0] needs data of 1 to 64 bytes"),
+        ([{"data": "size:large"}], "metadata.buttons[0] needs a text"),
+        (["Grande"], "metadata.buttons[0] needs a text"),
+        ([], "metadata.buttons must list 1 to 20"),
+        (
+            [{"text": str(n), "data": str(n)} for n in range(21)],
+            "metadata.buttons must list 1 to 20",
+        ),
+        ({"text": "Grande", "data": "size:large"}, "metadata.buttons must list 1 to 20"),
+    ],
+)
+def test_malformed_buttons_fail_the_message_with_the_reason(caller, bot_api, chat, buttons, title):
+    bad = {"buttons": buttons}
     message = data(post(caller, chat, text="Qual tamanho?", metadata=bad), 201)
     sending.send_queued()
     failed = data(caller.get(f"/v1/messages/{message['id']}"))
     assert (failed["status"], failed["error"]["code"]) == ("failed", "INVALID_BUTTONS")
-    assert "metadata.buttons[0]" in failed["error"]["title"]
+    assert failed["error"]["title"].startswith(title)
     assert bot_api.sent("sendMessage") == []
+
+
+def test_twenty_buttons_are_sent(caller, bot_api, chat):
+    buttons = [{"text": str(n), "data": str(n)} for n in range(20)]
+    data(post(caller, chat, text="Qual?", metadata={"buttons": buttons}), 201)
+    sending.send_queued()
+    [sent] = bot_api.sent("sendMessage")
+    assert len(sent["reply_markup"]["inline_keyboard"]) == 20
 
 
 def test_handoff_on_telegram_a_human_answers_then_the_agent_again(caller, bot_api):
@@ -327,3 +349,14 @@ def test_a_transfer_rule_hands_off_on_telegram(caller, bot_api):
         data for name, data in events(caller.workspace_id) if name == "agent.handoff_started"
     ]
     assert len(started) == 1
+
+
+def test_an_answer_nested_too_deep_is_a_retried_error_with_its_reason(caller, bot_api, chat):
+    message = data(post(caller, chat, text="Oi"), 201)
+    bot_api.script.append(Scripted(200, b"[" * 5000 + b"]" * 5000))
+    sending.send_queued()
+    waiting = Message.get_by_id(message["id"])
+    # Telegram's answer refused like any answer without a result, not a crash of the sender.
+    assert (waiting.status, waiting.error["code"]) == ("queued", "200"), waiting.error
+    sending.send_queued(now=utcnow() + timedelta(hours=1))
+    assert Message.get_by_id(message["id"]).status == "sent"

@@ -357,3 +357,15 @@ def test_a_sandbox_channel_records_the_request_instead_of_sending(
     }
     assert message_events(caller) == ["message.sent"]
     assert data(caller.get(f"/v1/channels/{channel['id']}"))["settings"]["sandbox"] is True
+
+
+def test_an_answer_nested_too_deep_is_a_retried_error_with_its_reason(caller, conversation, graph):
+    message = queue(caller, conversation)
+    graph.script.append(Scripted(200, b"[" * 5000 + b"]" * 5000))
+    sending.send_queued()
+    waiting = shown(caller, message)
+    assert waiting["status"] == "queued"
+    # Meta's answer refused like any answer without JSON, not a crash of the sender.
+    assert waiting["error"]["code"] == "INVALID_RESPONSE"
+    sending.send_queued(now=utcnow() + timedelta(hours=1))
+    assert shown(caller, message)["status"] == "sent"

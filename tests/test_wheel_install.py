@@ -35,12 +35,15 @@ def installed(tmp_path_factory):
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_text("CREATE TABLE removed (id INTEGER);\n")
     try:
-        run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", ROOT)
+        run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", base / "dist", ROOT,
+            env=clean_environ())  # fmt: skip
     finally:
         stale.unlink(missing_ok=True)
     (wheel,) = (base / "dist").glob("agent_platform-*.whl")
     run(sys.executable, "-m", "venv", base / "venv")
-    run(base / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    # With the source tree on PYTHONPATH, pip would find the package there
+    # (its egg-info) and install nothing.
+    run(base / "venv" / "bin" / "python", "-m", "pip", "install", "-q", wheel, env=clean_environ())
     return base / "venv" / "bin" / "agent-platform"
 
 

@@ -22,6 +22,13 @@ class BodyError(ValueError):
         super().__init__(f"{field}: {problem}")
         self.field, self.problem = field, problem
 
+    def told_of(self, what):
+        """The problem in a sentence about `what`, for a peer's answer:
+        "the answer is nested deeper than 32 levels"."""
+        if self.field == "body":
+            return f"{what} {self.problem}"
+        return f"{what}'s {self.field} {self.problem}"
+
 
 def loads(body):
     """The document in `body` (bytes), or BodyError (or ValueError when it

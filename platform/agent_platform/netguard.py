@@ -107,8 +107,9 @@ def unsafe_reason(address):
         if address.scope_id:
             return "an IPv6 address with a zone"
         embedded = _embedded_ipv4(address)
-        if embedded is not None and unsafe_reason(embedded):
-            return f"which embeds {embedded}: {unsafe_reason(embedded)}"
+        reason = unsafe_reason(embedded) if embedded is not None else None
+        if reason:
+            return f"an address that embeds {embedded}, {reason}"
         if address.is_site_local:
             return "a site-local address"
     for reason, hit in (

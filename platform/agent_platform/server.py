@@ -16,7 +16,7 @@ import sys
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
-from .config import CONFIG_FILE_ENV, ConfigError, load_config
+from .config import CONFIG_FILE_ENV, ConfigError, config_file, load_config
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,9 +32,7 @@ class _Gunicorn(BaseApplication):
 
     def load(self):
         # Runs in the worker, after the fork.
-        from . import create_app
-
-        return serving_app(create_app())
+        return worker_app()
 
 
 def gunicorn_options(config):
@@ -98,6 +96,48 @@ def _start_worker(worker):
     gc.freeze()
 
 
+def checked_configuration():
+    """The configuration, or status 2 with the key at fault named and no
+    traceback, as the command line answers a configuration it cannot use."""
+    try:
+        return load_config()
+    except ConfigError as error:
+        _stop(error, 2)
+
+
+def check_gunicorn_master():
+    """Run by gunicorn.conf.py in the master of `gunicorn app:app`, before it
+    forks: a worker's configuration error could only stop gunicorn with its
+    own status 3 and the worker's traceback. The secrets key is checked here
+    too, as `serve` checks it before it starts gunicorn."""
+    from .secretbox import configure_from
+
+    config = checked_configuration()
+    try:
+        configure_from(config, config_file())
+    except ConfigError as error:
+        _stop(error, 2)
+
+
+def worker_app():
+    """The serving app, built in a gunicorn worker. A configuration error the
+    master could not see (gunicorn started without gunicorn.conf.py, a key
+    file changed since) is one line and status 3, which stops the master
+    instead of a traceback and a worker restarted for ever."""
+    from . import create_app
+
+    try:
+        app = create_app()
+    except ConfigError as error:
+        _stop(error, 3)
+    return serving_app(app)
+
+
+def _stop(error, status):
+    print(f"Error: {error}", file=sys.stderr, flush=True)
+    sys.exit(status)
+
+
 def serving_app(app):
     """`app`, once this process holds its database's serving lock; a second
     serving process stops with the reason (gunicorn halts on status 3)."""
@@ -107,8 +147,7 @@ def serving_app(app):
     try:
         claim(database.database)
     except AlreadyServing as error:
-        print(f"Error: {error}", file=sys.stderr, flush=True)
-        sys.exit(3)  # gunicorn's "worker failed to boot": the master stops too
+        _stop(error, 3)  # gunicorn's "worker failed to boot": the master stops too
     return app
 
 
@@ -168,11 +207,7 @@ def exec_server(config_path, settings):
 
 
 def main():
-    try:
-        config = load_config()
-    except ConfigError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        sys.exit(2)  # as the command line answers a configuration it cannot use
+    config = checked_configuration()
     try:
         # Again here: the port may have been taken since `serve` checked it.
         check_listen(config["SERVER_HOST"], config["SERVER_PORT"])

@@ -79,10 +79,16 @@ def openapi_settings(version):
     }
 
 
+def _query_style(converter, field, **kwargs):
+    """A query parameter's OpenAPI serialisation, where its field names one."""
+    return {key: field.metadata[key] for key in ("style", "explode") if key in field.metadata}
+
+
 def init_api(app):
     api = Api(app)
     # Documented as a standard format, which clients and generators know.
     api.register_field(fields.Url, "string", "uri")
+    api.ma_plugin.converter.add_parameter_attribute_function(_query_style)
     for blueprint in V1_BLUEPRINTS:
         api.register_blueprint(blueprint, url_prefix="/v1" + blueprint.url_prefix)
     for blueprint in ROOT_BLUEPRINTS:

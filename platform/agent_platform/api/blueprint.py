@@ -137,6 +137,14 @@ class ApiBlueprint(Blueprint):
         instance = schema() if isinstance(schema, type) else schema
         return super().arguments(instance, **kwargs)
 
+    def _prepare_arguments_doc(self, doc, doc_info, *, method, **kwargs):
+        doc = super()._prepare_arguments_doc(doc, doc_info, method=method, **kwargs)
+        if method == "patch":
+            # Documents what _nothing_to_change enforces: a PATCH changes something.
+            for content in doc.get("requestBody", {}).get("content", {}).values():
+                content["schema"] = {"allOf": [content["schema"]], "minProperties": 1}
+        return doc
+
     @staticmethod
     def _prepare_response_content(data):
         if isinstance(data, Bare):

@@ -35,6 +35,7 @@ DOCUMENT_FORM = {
         "title": {"type": "string", "maxLength": 500},
         "file": {"type": "string", "format": "binary", "description": ".txt, .md, .html or .csv"},
     },
+    "additionalProperties": False,  # as the JSON bodies: an unknown field is refused
 }
 
 

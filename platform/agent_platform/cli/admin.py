@@ -5,8 +5,23 @@ import json
 import click
 
 from ..scopes import SCOPES
-from ..services import keys, system
+from ..services import formats, keys, system
 from .base import emit, main, stamp, with_app
+
+NAME_MAX = 200  # as the API's names
+
+
+def _checked_name(context, parameter, value):
+    """The name rules of the API, for names given on the command line:
+    refused as a bad option value (status 2) before anything is done."""
+    if value is None:
+        return value
+    problem = formats.name_problem(value)
+    if problem is None and not 1 <= len(value) <= NAME_MAX:
+        problem = f"Must be 1 to {NAME_MAX} characters."
+    if problem:
+        raise click.BadParameter(problem)
+    return value
 
 
 @main.group()
@@ -15,8 +30,13 @@ def workspaces():
 
 
 @workspaces.command("create")
-@click.option("--name", required=True)
-@click.option("--company", "company_name", help="Company name (default: the workspace name).")
+@click.option("--name", required=True, callback=_checked_name)
+@click.option(
+    "--company",
+    "company_name",
+    callback=_checked_name,
+    help="Company name (default: the workspace name).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @with_app()
 def create_workspace(app, name, company_name, as_json):
@@ -51,7 +71,7 @@ def keys_group():
 
 @keys_group.command("create")
 @click.option("--workspace", "workspace_id", required=True)
-@click.option("--name", required=True)
+@click.option("--name", required=True, callback=_checked_name)
 @click.option("--scopes", required=True, help="'all' or a comma-separated list.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @with_app()

@@ -63,3 +63,12 @@ class CustomField(TimestampedModel, WorkspaceScoped):
         if excluding_id:
             query = query.where(cls.id != excluding_id)
         return query.first()
+
+    @classmethod
+    def archived_named(cls, workspace_id, name):
+        """An archived field called `name` (any case, as active_named folds it), if any."""
+        return (
+            cls.in_workspace(workspace_id)
+            .where(cls.is_archived == True, cls.name.collate("UNICODE_NOCASE") == name)  # noqa: E712
+            .first()
+        )

@@ -14,6 +14,7 @@ import json
 import re
 import time
 
+from .. import jsonbody
 from ..models import AgentTool, fastsql
 from ..services import mcp
 
@@ -108,7 +109,10 @@ def _arguments(text):
     if isinstance(text, dict):
         return text
     try:
-        value = json.loads(text)
+        # A model's string: with jsonbody's limits, deep nesting is no RecursionError.
+        value = jsonbody.loads(str(text).encode("utf-8", "surrogatepass"))
+    except jsonbody.BodyError as error:
+        raise ToolFailure(error.told_of("the arguments' JSON")) from None
     except ValueError:
         raise ToolFailure(f"the arguments are not JSON: {str(text)[:200]}") from None
     if not isinstance(value, dict):

@@ -219,11 +219,7 @@ def _field_named(workspace_id, name, blame, writing):
     field = CustomField.active_named(workspace_id, name)
     if field is not None:
         return field
-    archived = (
-        CustomField.in_workspace(workspace_id)
-        .where(CustomField.name.collate("NOCASE") == name)
-        .first()
-    )
+    archived = CustomField.archived_named(workspace_id, name)
     if archived is None:
         raise ValidationError(blame, "no custom field has this name in the workspace")
     if writing:

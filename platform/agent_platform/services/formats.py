@@ -6,6 +6,7 @@ its canonical form, and raise errors.ValidationError naming the field.
 """
 
 import re
+import unicodedata
 from datetime import date, datetime
 from urllib.parse import urlsplit
 
@@ -56,6 +57,27 @@ def _e164(value):
         # separators and no plus ("11 98765-4321") a number is local: refused.
         compact = "+" + compact
     return compact if _E164.match(compact) else None
+
+
+def name_problem(text):
+    """Why `text` cannot be a name people read (one line of visible text,
+    valid Unicode), or None. Lengths are each name's own."""
+    if any(unicodedata.category(char) == "Cc" for char in text):
+        return "Must not contain control characters (NUL, line breaks)."
+    if text and not text.strip():
+        return "Must not be only spaces."
+    if not _encodes(text):
+        # A command-line argument that is not UTF-8 arrives with lone surrogates.
+        return "Must be valid Unicode text (UTF-8)."
+    return None
+
+
+def _encodes(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def email(value, field):

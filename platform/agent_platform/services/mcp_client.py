@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from .. import __version__, netguard
+from .. import __version__, jsonbody, netguard
 
 # The revision we offer, and those we accept from the server.
 # The setting that lets MCP servers be on private addresses and any port.
@@ -203,8 +203,12 @@ def _event_data(text):
 
 
 def _json(text):
+    # With jsonbody's limits: a peer's answer nested thousands deep would
+    # raise RecursionError in json.loads, a 500 instead of the peer's fault.
     try:
-        return json.loads(text)
+        return jsonbody.loads(text.encode("utf-8"))
+    except jsonbody.BodyError as error:
+        raise McpError(error.told_of("the answer")) from None
     except ValueError:
         raise McpError("not an MCP server (the answer is not JSON)") from None
 

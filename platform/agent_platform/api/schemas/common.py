@@ -1,19 +1,35 @@
 """Schema pieces shared by every resource."""
 
-import unicodedata
 from datetime import UTC, datetime
 
 import marshmallow as ma
 from marshmallow import fields, post_dump
 
+from ...services import formats
+
 # Times a request may carry: a day's arithmetic either side stays a valid date.
 EARLIEST = datetime(1970, 1, 1)
 LATEST = datetime(9999, 12, 30, 23, 59, 59, 999999)
 OUT_OF_RANGE = "Must be between 1970-01-01 and 9999-12-30 (UTC)."
+# The range as documented patterns (OpenAPI has no bounds for dates). A time
+# is documented from 1971 to 9998: with any UTC offset it falls in range.
+DATE_PATTERN = r"^(?!9999-12-31)(19[7-9][0-9]|[2-9][0-9]{3})-"
+TIME_PATTERN = r"^(197[1-9]|19[89][0-9]|[2-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])-"
+# One line of visible text: no control character (Unicode category Cc), not
+# only spaces; the empty string is left to each field's length.
+NAME_PATTERN = r"^(?!\s+$)[^\x00-\x1f\x7f-\x9f]*$"
+
+
+def _documented(kwargs, **doc):
+    """kwargs with `doc` added to the field's OpenAPI metadata."""
+    return {**kwargs, "metadata": {**doc, **kwargs.get("metadata", {})}}
 
 
 class UtcDateTime(fields.DateTime):
     """Stored times are naive UTC; they are rendered ISO 8601 with a Z."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**_documented(kwargs, pattern=TIME_PATTERN))
 
     def _serialize(self, value, attr, obj, **kwargs):
         if value is None:
@@ -35,6 +51,9 @@ class UtcDateTime(fields.DateTime):
 class UtcDate(fields.Date):
     """A whole UTC day, within the range of times."""
 
+    def __init__(self, **kwargs):
+        super().__init__(**_documented(kwargs, pattern=DATE_PATTERN))
+
     def _deserialize(self, value, attr, data, **kwargs):
         parsed = super()._deserialize(value, attr, data, **kwargs)
         if not EARLIEST.date() <= parsed <= LATEST.date():
@@ -46,12 +65,14 @@ class Name(fields.String):
     """A name people read: one line of visible text. Control characters
     (NUL, line breaks, tabs) and names of nothing but spaces are refused."""
 
+    def __init__(self, **kwargs):
+        super().__init__(**_documented(kwargs, pattern=NAME_PATTERN))
+
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
-        if any(unicodedata.category(char) == "Cc" for char in text):
-            raise ma.ValidationError("Must not contain control characters (NUL, line breaks).")
-        if text and not text.strip():
-            raise ma.ValidationError("Must not be only spaces.")
+        problem = formats.name_problem(text)
+        if problem:
+            raise ma.ValidationError(problem)
         return text
 
 

@@ -47,6 +47,17 @@ class ContactSchema(RenderedSchema):
     updated_at = UtcDateTime()
 
 
+# What services/formats.phone accepts, as one pattern: + or 00, a country code
+# and 7 to 15 digits in all, separators between them; or the digits alone.
+_SEPARATOR = r"[ ().\-\u00a0\u2010\u2011]*"
+PHONE_PATTERN = (
+    rf"^\s*(\+{_SEPARATOR}|00{_SEPARATOR})[1-9]({_SEPARATOR}[0-9]){{6,14}}{_SEPARATOR}\s*$"
+    r"|^\s*[1-9][0-9]{6,14}\s*$"
+)
+# The filter's: "+" optional (a bare + in a query string arrives as a space).
+PHONE_FILTER_PATTERN = rf"^$|^\s*\+?{_SEPARATOR}[1-9]({_SEPARATOR}[0-9]){{6,14}}{_SEPARATOR}\s*$"
+
+
 class ContactCreateSchema(ma.Schema):
     name = Name(validate=validate.Length(max=200))
     phone = fields.String(
@@ -56,7 +67,7 @@ class ContactCreateSchema(ma.Schema):
                 "With its country code: +15557014422, +1 555-701-4422 or 15557014422; "
                 "stored as E.164 (else 400 INVALID_PHONE_FORMAT)"
             ),
-            "pattern": r"^\s*(\+|00)?[0-9][0-9 ().\-\u00a0\u2010\u2011]{5,28}[0-9]\s*$",
+            "pattern": PHONE_PATTERN,
         },
     )
     email = fields.String(
@@ -82,7 +93,7 @@ class ContactUpdateSchema(ContactCreateSchema):
 
 
 class ContactListQuery(ListQuery):
-    """Also `custom_field.<name>=value` (any number), matched exactly."""
+    """Also `custom_field[<name>]=value` (any number), matched exactly."""
 
     SORT_FIELDS = ("created_at", "name", "updated_at")
 
@@ -90,23 +101,43 @@ class ContactListQuery(ListQuery):
         validate=validate.Length(min=1, max=200),
         metadata={"description": "Part of the name, phone or e-mail"},
     )
-    phone = fields.String(metadata={"description": "Exact E.164 phone ('+' optional)"})
+    phone = fields.String(
+        metadata={
+            "description": "Exact E.164 phone ('+' optional)",
+            "pattern": PHONE_FILTER_PATTERN,
+        }
+    )
     email = fields.String(metadata={"description": "Exact e-mail (any case)"})
     channel_id = fields.UUID(metadata={"description": "Contacts who wrote on this channel"})
     custom_field = fields.Dict(
         keys=fields.String(),
         values=fields.String(),
-        metadata={"description": "Filled from custom_field.<name>=value parameters"},
+        metadata={
+            "description": "custom_field[<name>]=value (or custom_field.<name>=value), any number",
+            # As OpenAPI names the bracket form, so clients and generators send it.
+            "style": "deepObject",
+            "explode": True,
+        },
     )
 
     @pre_load
     def gather_custom_fields(self, data, **kwargs):
         plain, wanted = {}, {}
         for key in data:
-            if key.startswith("custom_field."):
-                wanted[key.removeprefix("custom_field.")] = data[key]
-            else:
+            name = _custom_field_name(key)
+            if name is None:
                 plain[key] = data[key]
+            else:
+                wanted[name] = data[key]
         if wanted:
             plain["custom_field"] = wanted
         return plain
+
+
+def _custom_field_name(key):
+    """`name` of custom_field[name] or custom_field.name, else None."""
+    if key.startswith("custom_field[") and key.endswith("]"):
+        return key[len("custom_field[") : -1]
+    if key.startswith("custom_field."):
+        return key.removeprefix("custom_field.")
+    return None

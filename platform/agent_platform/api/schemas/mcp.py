@@ -57,10 +57,16 @@ class McpServerCreateSchema(ma.Schema):
     )
     headers = fields.Dict(
         keys=fields.String(),
-        values=fields.String(),
+        # What _check_headers allows of a value, documented (a name's rule
+        # needs propertyNames, which OpenAPI 3.0 lacks: it is in the description).
+        values=fields.String(metadata={"maxLength": 4000, "pattern": r"^[^\r\n\x00]*$"}),
         validate=_check_headers,
         load_only=True,
-        metadata={"description": "Sent with every request (e.g. Authorization); write-only"},
+        metadata={
+            "description": "Sent with every request (e.g. Authorization); write-only. At most "
+            "20; names are HTTP header names (letters, digits, !#$%&'*+.^_`|~-, 1 to 100)",
+            "maxProperties": 20,
+        },
     )
     is_active = fields.Boolean()
 

@@ -69,7 +69,11 @@ class IntentionCreateSchema(ma.Schema):
         "the contact's lead_tags), transfer (target_agent_id; none: a human)",
     )
     reply_text = _text(MAX_TEXT, allow_none=True)
-    url = _text(2048, allow_none=True)
+    url = _text(
+        2048,
+        allow_none=True,
+        metadata={"format": "uri", "pattern": "^[hH][tT][tT][pP][sS]?://[^/?#]"},
+    )
     tag = _text(100, allow_none=True)
     target_agent_id = fields.UUID(allow_none=True)
     is_active = fields.Boolean()

@@ -11,6 +11,8 @@ into an error, a log line or a stored field.
 import requests
 from flask import current_app
 
+from ... import jsonbody
+
 _session = requests.Session()
 
 
@@ -63,7 +65,7 @@ class BotApi:
 
 def _result(response):
     try:
-        body = response.json()
+        body = jsonbody.loads(response.content)  # its limits: no RecursionError
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("ok") is True and "result" in body:

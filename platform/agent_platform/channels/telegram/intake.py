@@ -10,9 +10,9 @@ the event log, and still counted as received: redelivering it would only
 fail again (and hold back every update after it in polling).
 """
 
-import json
 import logging
 
+from ... import jsonbody
 from ...errors import NotFound, RateLimited, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
@@ -44,8 +44,10 @@ def telegram_channel(channel_id):
 def decoded(body):
     """A webhook body as an Update object, else 400 naming the body."""
     try:
-        update = json.loads(body)
-    except (ValueError, RecursionError):
+        update = jsonbody.loads(body)  # nesting and lone surrogates refused
+    except jsonbody.BodyError as error:
+        raise ValidationError(error.field, error.problem) from None
+    except ValueError:
         raise ValidationError("body", "is not a JSON document") from None
     if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
         raise ValidationError("body", "is not a Telegram Update (an object with update_id)")

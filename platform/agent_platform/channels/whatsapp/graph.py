@@ -13,6 +13,8 @@ import time
 import requests
 from flask import current_app
 
+from ... import jsonbody
+
 # Error codes that mean "too fast" or "try later" (besides HTTP 429 and 5xx):
 # 4 app rate limit, 80007 account rate limit, 130429 throughput, 131048 spam
 # rate limit, 131056 pair rate limit, 1/2/131000/131016 temporary failures.
@@ -116,7 +118,7 @@ class GraphClient:
 
 def _decoded(response):
     try:
-        return response.json()
+        return jsonbody.loads(response.content)  # its limits: no RecursionError
     except ValueError:
         return None
 

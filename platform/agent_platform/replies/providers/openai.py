@@ -20,7 +20,7 @@ import json
 
 import requests
 
-from ... import netguard
+from ... import jsonbody, netguard
 from .base import ProviderError, ProviderReply
 
 # Base URLs of the providers' OpenAI-compatible endpoints, when the agent's
@@ -144,7 +144,9 @@ def _parsed(response, config):
         limit = config["REPLIES_MODEL_MAX_RESPONSE_BYTES"]
         raise ProviderError(f"the model's answer is larger than {limit} bytes", retryable=False)
     try:
-        answer = json.loads(response.content)
+        answer = jsonbody.loads(response.content)  # its limits: no RecursionError
+    except jsonbody.BodyError as error:
+        raise ProviderError(error.told_of("the model's answer")) from None
     except ValueError:
         raise ProviderError("the model server did not answer JSON") from None
     if not isinstance(answer, dict):
