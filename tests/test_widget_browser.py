@@ -28,6 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 QUESTION = "Do you deliver on Sundays?"
 ANSWER = "Yes, we deliver every day from 11:00 to 23:00, Sundays included."
+READ_TEXTS = """
+const host = document.getElementById("agent-platform-widget");
+if (!host) return [];
+return Array.from(host.shadowRoot.querySelectorAll(".msg." + arguments[0]), (n) => n.innerText);
+"""
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> hi'
 
 
@@ -120,8 +125,11 @@ class Widget:
         return host.shadow_root.find_element(By.CSS_SELECTOR, selector)
 
     def texts(self, kind):
-        root = self.driver.find_element(By.ID, "agent-platform-widget").shadow_root
-        return [node.text for node in root.find_elements(By.CSS_SELECTOR, f".msg.{kind}")]
+        """The shown text of each message of `kind`, read in one script: the
+        widget replaces a message's element as it is stored (a pending
+        bubble becomes the stored message), so elements found in one call
+        may be gone by the next."""
+        return self.driver.execute_script(READ_TEXTS, kind)
 
     def open(self):
         self.part(".launcher").click()
