@@ -32,12 +32,15 @@ def main():
 
 
 def score(counts):
-    """Killed (a timeout is a kill) of every mutant but those skipped: a
-    mutant no test reaches counts as survived."""
-    tried = sum(counts.values()) - counts["skipped"]
+    """Killed (a timeout is a kill) of every mutant tried: a mutant no test
+    reaches counts as survived. Those a stopped run never reached ("not
+    checked") are said apart, so a partial run still gives its rate."""
+    waiting = counts["not checked"]
+    tried = sum(counts.values()) - counts["skipped"] - waiting
     killed = counts["killed"] + counts["timeout"]
     rate = 100 * killed / tried if tried else 0.0
-    return f"{killed:4}/{tried:<4} killed ({rate:.1f}%)"
+    left = f", {waiting} not run yet" if waiting else ""
+    return f"{killed:4}/{tried:<4} killed ({rate:.1f}%){left}"
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ replies are recorded instead of sent to Meta, so a fresh install answers
 at once.
 """
 
-import hashlib
-import hmac
 import json
 import time
 import uuid
@@ -22,6 +20,7 @@ import uuid
 import click
 import requests
 
+from ..channels.whatsapp.signature import expected_signature
 from ..models import Channel, Contact, Message
 from ..services import sandbox
 from .base import main, with_app
@@ -113,8 +112,8 @@ def _webhook_body(channel, sender, text):
 
 
 def _post(url, body, app_secret):
-    signature = hmac.new(app_secret.encode(), body, hashlib.sha256).hexdigest()
-    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": f"sha256={signature}"}
+    signature = expected_signature(body, app_secret)
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": signature}
     try:
         response = requests.post(url, data=body, headers=headers, timeout=10)
     except requests.RequestException as error:

@@ -25,6 +25,7 @@ def signature_matches(body, header, app_secret):
     either the header or the secret is missing or malformed."""
     if not header or not app_secret or not header.startswith(PREFIX):
         return False
-    given = header[len(PREFIX) :].strip().lower().encode("utf-8", "replace")
+    # A WSGI header is latin-1 text: every character of it encodes.
+    given = header[len(PREFIX) :].strip().lower().encode()
     expected = _hex_digest(body, app_secret).encode()
     return hmac.compare_digest(expected, given)
