@@ -360,3 +360,27 @@ def test_an_answer_nested_too_deep_is_a_retried_error_with_its_reason(caller, bo
     assert (waiting.status, waiting.error["code"]) == ("queued", "200"), waiting.error
     sending.send_queued(now=utcnow() + timedelta(hours=1))
     assert Message.get_by_id(message["id"]).status == "sent"
+
+
+def test_a_reply_to_the_customers_message_quotes_it(caller, bot_api, chat):
+    asked = Message.get(Message.conversation == chat.id, Message.direction == "inbound")
+    chat_id, message_id = asked.external_id.split(":")
+    data(post(caller, chat, text="Sim!", reply_to_id=asked.id), 201)
+    data(post(caller, chat, text="Sem citação"), 201)
+    sending.send_queued()
+    quoted, plain = bot_api.sent("sendMessage")
+    assert (quoted["chat_id"], quoted["text"]) == (chat_id, "Sim!")
+    assert quoted["reply_parameters"] == {
+        "message_id": int(message_id),
+        "allow_sending_without_reply": True,
+    }
+    assert "reply_parameters" not in plain
+
+
+def test_a_reply_to_a_message_without_a_telegram_id_is_sent_unquoted(caller, bot_api, chat):
+    note = data(post(caller, chat, text="first"), 201)
+    sending.send_queued()
+    Message.update(external_id="imported").where(Message.id == note["id"]).execute()
+    data(post(caller, chat, text="second", reply_to_id=note["id"]), 201)
+    sending.send_queued()
+    assert "reply_parameters" not in bot_api.sent("sendMessage")[-1]
