@@ -218,7 +218,7 @@ def unchanged_poll(app, environ):
         return None
     if environ.get("CONTENT_LENGTH", "0") not in ("", "0") or environ.get("wsgi.input_terminated"):
         return None  # a GET with a body: the route's size check decides
-    req = Request(environ)
+    req = Request(environ, populate_request=False)  # Flask's own, should it answer
     if "seen" not in req.args:
         return None
     with app.app_context():
