@@ -3,10 +3,11 @@
 The service is started as a self-hoster runs it (gunicorn, one worker,
 server.threads threads, the scheduler inside), with the agent answering from
 its knowledge (the offline provider, instant) and no debounce. N widgets
-(500 by default) behave as widget.js does with its panel open: a session,
-then a poll of GET .../api/messages every second while the conversation is
-active (all of them are here: each sends a message every 20 to 40 s), with
-the tag and since of the previous answer, so most polls are the cheap 204.
+(500 by default) behave as widget.js does with its panel open on a visible
+page: a session, then a poll of GET .../api/messages every second for 30 s
+after the visitor wrote or was answered and every 5 s after that (each sends
+a message every 20 to 40 s, the first within 30 s of the start), with the tag
+and since of the previous answer, so most polls are the cheap 204.
 They run in one asyncio loop of this process, on keep-alive connections.
 
 Figures:
@@ -36,24 +37,33 @@ from loadgen import PACED_SCRIPT, Service, wrk  # noqa: E402
 
 ORIGIN = "https://shop.example.com"
 QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
-FAST = 1.0  # widget.js polls this often while a conversation is active
+# widget.js's schedule with its panel open on a visible page: every FAST
+# seconds for ACTIVE_FOR seconds after the visitor wrote or was answered,
+# then every IDLE seconds (AWAY, the closed panel's or hidden page's 15 s,
+# does not arise here).
+FAST, IDLE, ACTIVE_FOR = 1.0, 5.0, 30.0
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection (a widget's browser has its own)."""
+    """One keep-alive HTTP/1.1 connection (a widget's browser has its own).
+    gunicorn closes a connection idle for 2 s (its keepalive), so a widget
+    polling every 5 s or more opens a new one, as a browser does."""
 
     def __init__(self, port):
         self.port, self.reader, self.writer = port, None, None
 
     async def request(self, method, path, headers, body=None):
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         data = json.dumps(body).encode() if body is not None else b""
         lines = [f"{method} {path} HTTP/1.1", "Host: bench", f"Origin: {ORIGIN}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         lines += ["Content-Type: application/json", f"Content-Length: {len(data)}", "", ""]
-        self.writer.write("\r\n".join(lines).encode() + data)
-        status_line = await self.reader.readline()
+        sent = "\r\n".join(lines).encode() + data
+        status_line = b""
+        if self.writer is not None:  # kept alive, unless the server has closed it
+            status_line = await self._send(sent)
+        if not status_line:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            status_line = await self._send(sent)
         length = 0
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
@@ -61,6 +71,14 @@ class Connection:
                 length = int(value)
         payload = await self.reader.readexactly(length) if length else b""
         return int(status_line.split()[1]), json.loads(payload) if payload else None
+
+    async def _send(self, request):
+        """The answer's status line; empty when the server closed the connection."""
+        try:
+            self.writer.write(request)
+            return await self.reader.readline()
+        except ConnectionError:
+            return b""
 
 
 class Figures:
@@ -75,7 +93,7 @@ async def widget(port, channel, figures, stop_at):
     _, started = await connection.request("POST", base + "session", {}, {})
     headers = {"X-Visitor-Token": started["data"]["visitor_token"]}
     since = tag = None
-    waiting, count = {}, 0
+    waiting, count, active_until = {}, 0, 0.0
     next_send = time.monotonic() + random.uniform(0, 30)
     while time.monotonic() < stop_at:
         if time.monotonic() >= next_send:
@@ -84,6 +102,7 @@ async def widget(port, channel, figures, stop_at):
             status, sent = await connection.request("POST", base + "messages", headers, body)
             if status == 201:
                 waiting[sent["data"]["id"]] = time.monotonic()
+            active_until = time.monotonic() + ACTIVE_FOR
             next_send = time.monotonic() + random.uniform(20, 40)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
         status, changed = await connection.request("GET", base + "messages" + query, headers)
@@ -92,18 +111,22 @@ async def widget(port, channel, figures, stop_at):
             figures.not_modified += 1
         elif status == 200:
             since, tag = changed["data"]["since"], changed["data"]["tag"]
-            answered(changed["data"]["messages"], waiting, figures)
+            if answered(changed["data"]["messages"], waiting, figures):
+                active_until = time.monotonic() + ACTIVE_FOR
         else:
             figures.errors += 1
-        await asyncio.sleep(FAST)
+        await asyncio.sleep(FAST if time.monotonic() < active_until else IDLE)
 
 
 def answered(messages, waiting, figures):
-    """An agent's message answers the oldest message still waiting."""
-    for message in messages:
-        if message["from"] == "agent" and waiting:
+    """An agent's message answers the oldest message still waiting; whether
+    one came (the widget then polls fast again)."""
+    replies = [message for message in messages if message["from"] == "agent"]
+    for _ in replies:
+        if waiting:
             oldest = min(waiting, key=waiting.get)
             figures.visible.append(time.monotonic() - waiting.pop(oldest))
+    return bool(replies)
 
 
 def setup(service):

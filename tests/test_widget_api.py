@@ -295,6 +295,57 @@ def test_behind_a_proxy_the_forwarded_address_is_limited(app, client, site):
     assert start("192.0.2.2").status_code == 200
 
 
+@pytest.fixture
+def flask_calls(app, monkeypatch):
+    """The paths that reached Flask past api.inbound's middleware."""
+    calls, middleware = [], app.wsgi_app
+    inner = middleware.wsgi_app
+
+    def counted(environ, start_response):
+        calls.append(environ["PATH_INFO"])
+        return inner(environ, start_response)
+
+    monkeypatch.setattr(middleware, "wsgi_app", counted)
+    return calls
+
+
+def test_an_unchanged_poll_is_answered_ahead_of_flask_with_every_check(
+    client, caller, site, agent_id, flask_calls
+):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    data(visitor.say("Hi", "1"), 201)
+    visitor.poll()
+    query = f"messages?seen={visitor.tag}&since={visitor.since}"
+    flask_calls.clear()
+    unchanged = visitor.call("GET", query)
+    assert unchanged.status_code == 204 and flask_calls == []
+    assert unchanged.headers["Access-Control-Allow-Origin"] == SITE
+    assert unchanged.headers["Vary"] == "Origin"
+    assert unchanged.headers["X-Request-ID"]
+    # Whatever the route refuses reaches it, and is refused as every error is.
+    elsewhere = Visitor(client, site["id"], origin="https://evil.example.com", token=visitor.token)
+    assert_error(elsewhere.call("GET", query), 403, "ORIGIN_NOT_ALLOWED")
+    assert_error(visitor.call("GET", query, token="not-a-token"), 401, "INVALID_VISITOR_TOKEN")
+    bad_since = f"messages?seen={visitor.tag}&since=yesterday"
+    assert_error(visitor.call("GET", bad_since), 400, "VALIDATION_ERROR", "since")
+    second = make_channel(caller, "Site 2", "website", {"allowed_origins": [SITE]}, agent_id)
+    # Another channel's conversation is not the one the tag was of: the route answers.
+    other_channel = Visitor(client, second["id"], token=visitor.token).call("GET", query)
+    assert data(other_channel)["messages"] == []
+    assert len([path for path in flask_calls if path.startswith("/widget/")]) == 4
+
+
+def test_an_unchanged_poll_counts_once_against_the_limits(client, site, flask_calls):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    visitor.poll()  # the session had no token yet: this is the token's first request of 30
+    query = f"messages?seen={visitor.tag}"
+    assert {visitor.call("GET", query).status_code for _ in range(29)} == {204}
+    assert_error(visitor.call("GET", query), 429, "RATE_LIMIT_EXCEEDED", "visitor")
+    assert flask_calls.count(f"/widget/{site['id']}/api/messages") == 2  # the first poll, the 429
+
+
 def test_the_script_and_the_page_are_served(client, caller, site):
     widget = data(caller.get(f"/v1/channels/{site['id']}/widget"))
     script = client.get(widget["script_url"].replace("http://127.0.0.1:8080", ""))

@@ -14,6 +14,7 @@ from ..channels import adapters
 from ..channels.adapters import Callback
 from ..channels.whatsapp import intake
 from ..db import end_request
+from . import widget
 from .blueprint import ApiBlueprint
 from .pipeline import request_id_of
 from .ratelimit import SlidingWindowLimiter
@@ -116,13 +117,16 @@ PREFIX = "/inbound/"
 
 
 def install(app):
-    """Serve stored network callbacks ahead of Flask (see StoredCallbacks)."""
+    """Serve stored network callbacks and unchanged widget polls ahead of
+    Flask (see StoredCallbacks)."""
     app.wsgi_app = StoredCallbacks(app, app.wsgi_app)
 
 
 class StoredCallbacks:
     """WSGI middleware for the hottest public routes, the networks' callbacks
-    POST /inbound/<type>/<id> (WhatsApp, Telegram: any type with an adapter).
+    POST /inbound/<type>/<id> (WhatsApp, Telegram: any type with an adapter),
+    and the website widget's unchanged poll, GET /widget/<id>/api/messages
+    answered 204 (api.widget.unchanged_poll decides, as its route would).
 
     A network callback needs none of a request's usual machinery (no key,
     no scope, no arguments to parse): this answers it straight from the
@@ -142,6 +146,8 @@ class StoredCallbacks:
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
+        if environ["REQUEST_METHOD"] == "GET" and path.startswith(widget.PREFIX):
+            return self._widget_poll(environ, start_response)
         if environ["REQUEST_METHOD"] != "POST" or not path.startswith(PREFIX):
             return self.wsgi_app(environ, start_response)
         channel_type, _, channel_id = path[len(PREFIX) :].partition("/")
@@ -170,6 +176,13 @@ class StoredCallbacks:
         ]
         start_response("200 OK", headers)
         return [answer]
+
+    def _widget_poll(self, environ, start_response):
+        headers = widget.unchanged_poll(self.app, environ)
+        if headers is None:
+            return self.wsgi_app(environ, start_response)
+        start_response("204 NO CONTENT", [*headers, ("X-Request-ID", request_id_of(environ))])
+        return []
 
 
 def _answer(counts):

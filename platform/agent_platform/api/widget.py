@@ -6,8 +6,10 @@ than part of the REST API for integrators, so it is a plain Flask blueprint
 left out of the OpenAPI document; docs/channels.md describes it."""
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
+from werkzeug.wrappers import Request
 
 from ..channels.website import assets, visitors
+from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from .ratelimit import SlidingWindowLimiter
 
@@ -18,6 +20,12 @@ MAX_BODY_BYTES = 16 * 1024
 # How long a browser may reuse a preflight's answer (Chromium caps it at 2 h).
 PREFLIGHT_MAX_AGE = "7200"
 ALLOWED_HEADERS = "Content-Type, X-Visitor-Token"
+PREFIX = "/widget/"
+POLL_SUFFIX = "/api/messages"
+# Where the fast path leaves its rate-limit verdict for the route it falls
+# back to (None: counted and allowed; else the RateLimited to raise), so a
+# request is counted once. Only the server sets environ keys without HTTP_.
+LIMITS_VERDICT = "agent_platform.widget_limits_verdict"
 
 
 def public(view):
@@ -97,19 +105,17 @@ def guard():
     g.widget_channel = channel
     if "/api/" not in request.path:
         return None
-    origin = request.headers.get("Origin")
-    own = {visitors.own_origin(request.host_url)}
-    if current_app.config.get("SERVER_PUBLIC_URL"):
-        own.add(visitors.own_origin(current_app.config["SERVER_PUBLIC_URL"]))
-    visitors.check_origin(channel, origin, own)
+    app, req = current_app._get_current_object(), request._get_current_object()
+    origin = req.headers.get("Origin")
+    visitors.check_origin(channel, origin, _own_origins(app.config, req.host_url))
     g.widget_origin = origin
-    if request.method == "OPTIONS":
+    if req.method == "OPTIONS":
         return _preflight()
-    token = request.headers.get("X-Visitor-Token")
-    _limit(_client_address(), token)
-    if (request.content_length or 0) > MAX_BODY_BYTES:
+    token = req.headers.get("X-Visitor-Token")
+    _count(app, req, token)
+    if (req.content_length or 0) > MAX_BODY_BYTES:
         raise PayloadTooLarge(MAX_BODY_BYTES)
-    if not request.path.endswith("/session"):
+    if not req.path.endswith("/session"):
         g.visitor = visitors.visitor(channel, token)
     return None
 
@@ -133,18 +139,35 @@ def _preflight():
     return response
 
 
-def _client_address():
+def _own_origins(config, host_url):
+    """The service's own origins: the one asked for, and server.public_url's."""
+    own = {visitors.own_origin(host_url)}
+    if config.get("SERVER_PUBLIC_URL"):
+        own.add(visitors.own_origin(config["SERVER_PUBLIC_URL"]))
+    return own
+
+
+def _client_address(config, req):
     """The visitor's address: the connection's, or behind server.proxy_hops
     proxies the entry the farthest trusted one appended to X-Forwarded-For
     (what comes before it, the client wrote itself)."""
-    hops = current_app.config["SERVER_PROXY_HOPS"]
-    forwarded = request.headers.get("X-Forwarded-For", "") if hops else ""
+    hops = config["SERVER_PROXY_HOPS"]
+    forwarded = req.headers.get("X-Forwarded-For", "") if hops else ""
     entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
-    return entries[-hops] if hops and len(entries) >= hops else request.remote_addr or ""
+    return entries[-hops] if hops and len(entries) >= hops else req.remote_addr or ""
 
 
-def _limit(address, token):
-    per_address, per_visitor = _limiters()
+def _count(app, req, token):
+    """Count the request against the limits once: when the fast path
+    (unchanged_poll) has counted it already, its verdict stands."""
+    if LIMITS_VERDICT not in req.environ:
+        _limit(app, _client_address(app.config, req), token)
+    elif req.environ[LIMITS_VERDICT] is not None:
+        raise req.environ[LIMITS_VERDICT]
+
+
+def _limit(app, address, token):
+    per_address, per_visitor = _limiters(app)
     for limiter, key, who in ((per_address, address, "address"), (per_visitor, token, "visitor")):
         if key is None:
             continue
@@ -157,9 +180,8 @@ def _limit(address, token):
             )
 
 
-def _limiters():
+def _limiters(app):
     """(per client address, per visitor token), one pair per app."""
-    app = current_app._get_current_object()
     pair = app.extensions.get("widget_limiters")
     if pair is None:
         config = app.config
@@ -181,3 +203,47 @@ def _data(value, status=200):
     response = jsonify({"data": value})
     response.status_code = status
     return response
+
+
+def unchanged_poll(app, environ):
+    """The headers of the 204 the poll route would answer (the widget has
+    seen everything), found ahead of Flask by api.inbound's middleware with
+    the guard's checks in the guard's order; None when the route must answer
+    (not a poll with a tag, a body, any check failing, something changed).
+    Most polls are this one, and through Flask's request machinery it cost
+    nearly twice the CPU (about 0.5 ms against 0.3 ms here)."""
+    path = environ.get("PATH_INFO", "")
+    channel_id = path[len(PREFIX) : -len(POLL_SUFFIX)]
+    if not path.endswith(POLL_SUFFIX) or not channel_id or "/" in channel_id:
+        return None
+    if environ.get("CONTENT_LENGTH", "0") not in ("", "0") or environ.get("wsgi.input_terminated"):
+        return None  # a GET with a body: the route's size check decides
+    req = Request(environ, populate_request=False)  # Flask's own, should it answer
+    if "seen" not in req.args:
+        return None
+    with app.app_context():
+        try:
+            return _unchanged(app, req, channel_id)
+        except Exception:
+            return None  # the route checks again, and renders the error
+        finally:
+            end_request()
+
+
+def _unchanged(app, req, channel_id):
+    channel = visitors.website_channel(channel_id)
+    origin = req.headers.get("Origin")
+    visitors.check_origin(channel, origin, _own_origins(app.config, req.host_url))
+    token = req.headers.get("X-Visitor-Token")
+    try:
+        _limit(app, _client_address(app.config, req), token)
+    except RateLimited as refused:
+        req.environ[LIMITS_VERDICT] = refused
+        raise
+    req.environ[LIMITS_VERDICT] = None
+    visitor = visitors.visitor(channel, token)
+    args = req.args
+    if not visitors.unchanged(channel, visitor, args.get("since"), args["seen"]):
+        return None
+    cors = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")] if origin else []
+    return [("Content-Type", "text/html; charset=utf-8"), *cors]  # a 204 has no length

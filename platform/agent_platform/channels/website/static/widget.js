@@ -14,7 +14,11 @@
   var api = found[1] + "/api/";
   var storeKey = "agent-platform-widget:" + found[2];
   var pageMode = script.getAttribute("data-page") === "1";
-  var FAST = 1000, IDLE = 4000, CLOSED = 15000, HIDDEN = 30000, ACTIVE_FOR = 120000;
+  // Poll every FAST ms for ACTIVE_FOR ms after the visitor wrote, opened the
+  // panel or was answered (a reply to their message lands in that window),
+  // then every IDLE ms; every AWAY ms while the panel is closed or the page
+  // hidden. Most widgets are idle, so most polls come at the slower rates.
+  var FAST = 1000, IDLE = 5000, AWAY = 15000, ACTIVE_FOR = 30000;
   var state = load();
   var known = {}, order = [], config = {}, ui = {};
   var open = pageMode, since = null, tag = null, lastActivity = 0, timer = null, unread = 0;
@@ -234,7 +238,7 @@
 
   function schedule() {
     clearTimeout(timer);
-    var delay = document.hidden ? HIDDEN : !open ? CLOSED
+    var delay = !open || document.visibilityState === "hidden" ? AWAY
       : Date.now() - lastActivity < ACTIVE_FOR ? FAST : IDLE;
     timer = setTimeout(poll, delay);
   }
@@ -305,7 +309,9 @@
     order = order.filter(function (known_id) { return known_id !== id; });
   }
 
-  document.addEventListener("visibilitychange", function () { if (!document.hidden) poll(); });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") poll();
+  });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();
