@@ -10,6 +10,7 @@ from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations
 from agent_platform.services import keys
+from telegram_stub import TelegramStub
 
 # The services tests start as processes (serve, gunicorn, the CLI) import the
 # package from where this process did: under `make mutate` that is the
@@ -42,6 +43,14 @@ def app(settings):
         yield app
     database.close()
     database.close_all()
+
+
+@pytest.fixture
+def bot_api():
+    """The Telegram Bot API stand-in on loopback (tests/telegram_stub.py)."""
+    stub = TelegramStub()
+    yield stub
+    stub.close()
 
 
 @pytest.fixture

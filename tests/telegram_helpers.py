@@ -4,19 +4,13 @@
 import pytest
 
 from conversations_helpers import data, make_agent, make_channel
-from telegram_stub import TOKEN, TelegramStub
+from telegram_stub import TOKEN
 
 PUBLIC_URL = "https://agents.example.com"
 
-# `from telegram_helpers import *` brings the fixtures (and only them).
-__all__ = ["bot_api", "settings"]
-
-
-@pytest.fixture
-def bot_api():
-    stub = TelegramStub()
-    yield stub
-    stub.close()
+# `from telegram_helpers import *` brings the fixtures (and only them;
+# `bot_api`, the stand-in, is conftest's).
+__all__ = ["settings"]
 
 
 @pytest.fixture

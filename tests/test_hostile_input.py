@@ -9,7 +9,6 @@ import re
 
 import pytest
 
-import telegram_helpers
 from agent_platform.models import Agent, Channel, ChannelEvent, Message, TelegramUpdate
 from conftest import assert_error
 from conversations_helpers import data, make_agent
@@ -19,7 +18,6 @@ from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import messages_payload, post, text
 
 MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
-bot_api = telegram_helpers.bot_api  # the Bot API stand-in fixture, for one test
 
 
 @pytest.fixture

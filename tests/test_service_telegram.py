@@ -11,19 +11,12 @@ import os
 import pytest
 import requests
 
-from telegram_stub import CUSTOMER, TOKEN, TelegramStub, message_update
+from telegram_stub import CUSTOMER, TOKEN, message_update
 from test_cli import free_port, serving
 from test_service_jobs import Api, wait_for
 
 QUESTION, ANSWER = "A que horas vocês abrem?", "Abrimos todos os dias das 9h às 18h."
 PUBLIC_URL = "https://agents.example.com"  # Telegram calls webhooks on HTTPS only
-
-
-@pytest.fixture
-def bot_api():
-    stub = TelegramStub()
-    yield stub
-    stub.close()
 
 
 @pytest.fixture

@@ -15,16 +15,9 @@ from agent_platform.models import Message
 from agent_platform.services import replies
 from conversations_helpers import data, events
 from telegram_helpers import PUBLIC_URL
-from telegram_stub import CUSTOMER, TelegramStub, message_update
+from telegram_stub import CUSTOMER, message_update
 from test_telegram_sending import DELIVERY, shop
 from webhooks_helpers import Receiver, register
-
-
-@pytest.fixture
-def bot_api():
-    stub = TelegramStub()
-    yield stub
-    stub.close()
 
 
 @pytest.fixture
