@@ -9,7 +9,9 @@ from datetime import timedelta
 
 import pytest
 
+from agent_platform.channels import task_runner
 from agent_platform.channels.whatsapp import tasks
+from agent_platform.db import transaction
 from agent_platform.models import ChannelEvent, ChannelTask, Message
 from agent_platform.models.base import utcnow
 from conftest import assert_error
@@ -251,10 +253,12 @@ def test_leases_keep_two_workers_from_downloading_one_file(client, channel, grap
     graph.add_media("1479537139650973", JPEG, "image/jpeg")
     deliver(client, channel)
     now = utcnow()
-    claimed = tasks._claim(now, 10)
+    with transaction():
+        claimed = ChannelTask.claim(now, tuple(tasks.HANDLERS), 10, task_runner.LEASE)
     assert len(claimed) == 1
     assert tasks.run_tasks(now=now) == 0  # leased by the first
-    assert tasks.run_tasks(now=now + tasks.LEASE + timedelta(seconds=1)) == 1  # it crashed
+    later = now + task_runner.LEASE + timedelta(seconds=1)
+    assert tasks.run_tasks(now=later) == 1  # it crashed
 
 
 def test_a_failed_download_is_logged_with_ids_and_reason(client, caller, channel, graph, caplog):

@@ -59,3 +59,24 @@ class ChannelTask(BaseModel):
             .order_by(cls.due_at, cls.id)
             .limit(limit)
         )
+
+    @classmethod
+    def claim(cls, now, kinds, limit, lease):
+        """Up to `limit` due tasks of `kinds`, leased until now + `lease`
+        (call inside a transaction), with their attempts counted."""
+        tasks = list(cls.due(now, kinds, limit))
+        if tasks:
+            cls.update(due_at=now + lease, attempts=cls.attempts + 1).where(
+                cls.id.in_([task.id for task in tasks])
+            ).execute()
+        for task in tasks:
+            task.attempts += 1
+        return tasks
+
+    def finish(self):
+        """The work is done or given up: the row goes."""
+        type(self).delete().where(type(self).id == self.id).execute()
+
+    def retry_at(self, due_at, error):
+        """Due again at `due_at`, with the failure kept as last_error."""
+        type(self).update(due_at=due_at, last_error=error).where(type(self).id == self.id).execute()

@@ -27,6 +27,8 @@ from ...db import transaction
 from ...models import ChannelEvent, ChannelTask, Message
 from ...models.base import utcnow
 from ...services import media
+from .. import task_runner
+from ..task_runner import live_message
 from .botapi import BotApiError, client
 
 log = logging.getLogger("agent_platform.telegram")
@@ -35,7 +37,6 @@ KIND = "telegram_media"
 ANSWER = "telegram_answer"
 MAX_ATTEMPTS = 5
 RETRY_DELAYS = (10, 60, 300, 1800)
-LEASE = timedelta(minutes=10)
 BATCH = 10
 CHUNK = 64 * 1024
 
@@ -54,38 +55,14 @@ def queue_tasks(channel, message, now):
 @scheduler.job("MEDIA_POLL_SECONDS")
 def run_tasks(now=None, batch=BATCH):
     """Run up to `batch` due tasks; returns how many were attempted."""
-    now = now or utcnow()
-    claimed = _claim(now, batch)
-    for task in claimed:
-        try:
-            HANDLERS[task.kind](task, now)
-        except BotApiError as error:
-            _failed(task, error, now)
-        except Exception as error:  # a bug must not stop the other downloads
-            log.exception("Telegram task %s (%s) failed", task.id, task.kind)
-            title = f"The task failed ({type(error).__name__})"
-            _failed(task, BotApiError("INTERNAL_ERROR", title, True), now)
-    return len(claimed)
-
-
-def _claim(now, batch):
-    with transaction():
-        tasks = list(ChannelTask.due(now, tuple(HANDLERS), batch))
-        ids = [task.id for task in tasks]
-        if ids:
-            ChannelTask.update(due_at=now + LEASE, attempts=ChannelTask.attempts + 1).where(
-                ChannelTask.id.in_(ids)
-            ).execute()
-        for task in tasks:
-            task.attempts += 1
-        return tasks
+    return task_runner.run_due(HANDLERS, _failed, now or utcnow(), batch)
 
 
 def _download(task, now):
-    message, channel = _live_message(task), task.channel
+    message, channel = live_message(task), task.channel
     token = channel.settings.get("bot_token")
     if message is None or not channel.is_active or not token:
-        return _finish(task)
+        return task.finish()
     api, limit = client(token), current_app.config["MEDIA_MAX_BYTES"]
     info = api.call("getFile", {"file_id": task.payload["file_id"]})
     if not isinstance(info, dict) or not info.get("file_path"):
@@ -103,7 +80,7 @@ def _answer(task, now):
     token = task.channel.settings.get("bot_token")
     if task.channel.is_active and token:
         client(token).call("answerCallbackQuery", task.payload)
-    _finish(task)
+    task.finish()
 
 
 def _fetch(api, file_path, final, limit):
@@ -148,8 +125,8 @@ def _too_large(size, limit):
 
 def _stored(task, name, size, now):
     with transaction():
-        message = _live_message(task)
-        _finish(task)
+        message = live_message(task)
+        task.finish()
         if message is None:
             return False
         message.media_url = media.public_url(name)
@@ -165,28 +142,20 @@ def _stored(task, name, size, now):
 HANDLERS = {KIND: _download, ANSWER: _answer}
 
 
-def _live_message(task):
-    message = Message.get_or_none(Message.id == task.message_id)
-    return None if message is None or message.deleted_at is not None else message
-
-
-def _finish(task):
-    ChannelTask.delete().where(ChannelTask.id == task.id).execute()
-
-
 def _failed(task, error, now):
+    if not isinstance(error, BotApiError):  # a bug must not stop the other downloads
+        log.error("Telegram task %s (%s) failed", task.id, task.kind, exc_info=error)
+        error = BotApiError("INTERNAL_ERROR", f"The task failed ({type(error).__name__})", True)
     with transaction():
         if error.retryable and task.attempts < MAX_ATTEMPTS:
             # A 429 says how long to wait; trying sooner only earns another.
-            delay = error.retry_after or RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]
-            ChannelTask.update(
-                due_at=now + timedelta(seconds=delay), last_error=error.as_dict()
-            ).where(ChannelTask.id == task.id).execute()
+            delay = error.retry_after or task_runner.retry_delay(task, RETRY_DELAYS)
+            task.retry_at(now + timedelta(seconds=delay), error.as_dict())
             return
-        _finish(task)
+        task.finish()
         payload = {**task.payload, "message_id": task.message_id, "error": error.as_dict()}
         ChannelEvent.record(task.channel_id, f"{task.kind}_failed", payload, True, now)
-        message = _live_message(task) if task.kind == KIND else None
+        message = live_message(task) if task.kind == KIND else None
         if message is not None:
             message.error = {"code": "MEDIA_DOWNLOAD_FAILED", "title": error.title, "details": None}
             message.save(only=[Message.error], keep_updated_at=True)

@@ -29,16 +29,17 @@ from flask import current_app
 
 from ... import scheduler
 from ...db import transaction
-from ...models import ChannelEvent, ChannelTask, Message
+from ...models import ChannelEvent, Message
 from ...models.base import utcnow
 from ...services import media
+from .. import task_runner
+from ..task_runner import live_message
 from .graph import GraphError, TooLarge, client
 
 log = logging.getLogger("agent_platform.whatsapp")
 
 MAX_ATTEMPTS = 5
 RETRY_DELAYS = (10, 60, 300, 1800)  # seconds after the 1st, 2nd, 3rd, 4th failure
-LEASE = timedelta(minutes=10)
 BATCH = 10
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -51,29 +52,7 @@ def run_tasks_job(now=None):
 
 def run_tasks(now=None, batch=BATCH):
     """Run up to `batch` due tasks; returns how many were attempted."""
-    now = now or utcnow()
-    claimed = _claim(now, batch)
-    for task in claimed:
-        try:
-            HANDLERS[task.kind](task, now)
-        except GraphError as error:
-            _failed(task, error, now)
-        except Exception as error:  # a bug must not stop the other tasks
-            log.exception("whatsapp task %s (%s) failed", task.id, task.kind)
-            _failed(task, GraphError("INTERNAL_ERROR", str(error), None, True), now)
-    return len(claimed)
-
-
-def _claim(now, batch):
-    with transaction():
-        tasks = list(ChannelTask.due(now, tuple(HANDLERS), batch))
-        if tasks:
-            ChannelTask.update(due_at=now + LEASE, attempts=ChannelTask.attempts + 1).where(
-                ChannelTask.id.in_([task.id for task in tasks])
-            ).execute()
-        for task in tasks:
-            task.attempts += 1
-        return tasks
+    return task_runner.run_due(HANDLERS, _failed, now or utcnow(), batch)
 
 
 def _token(channel):
@@ -87,9 +66,9 @@ def _token(channel):
 
 
 def download_media(task, now):
-    message = _live_message(task)
+    message = live_message(task)
     if message is None or not task.channel.is_active:
-        _finish(task)
+        task.finish()
         return
     token, api = _token(task.channel), client()
     info = api.get(task.payload["media_id"], token)
@@ -155,8 +134,8 @@ def _check_digest(expected, digest):
 def _stored(task, name, mime_type, size, now):
     """Point the message at its stored file; False when it is gone meanwhile."""
     with transaction():
-        message = _live_message(task)
-        _finish(task)
+        message = live_message(task)
+        task.finish()
         if message is None:
             return False
         message.media_url = media.public_url(name)
@@ -171,11 +150,6 @@ def _stored(task, name, mime_type, size, now):
         return True
 
 
-def _live_message(task):
-    message = Message.get_or_none(Message.id == task.message_id)
-    return None if message is None or message.deleted_at is not None else message
-
-
 # -- Read receipts --------------------------------------------------------------
 
 
@@ -183,7 +157,7 @@ def mark_read(task, now):
     channel = task.channel
     number_id = channel.settings.get("phone_number_id")
     if not channel.is_active or not number_id or channel.settings.get("sandbox"):
-        _finish(task)
+        task.finish()
         return
     body = {
         "messaging_product": "whatsapp",
@@ -191,7 +165,7 @@ def mark_read(task, now):
         "message_id": task.payload["external_id"],
     }
     client().post(f"{number_id}/messages", _token(channel), body)
-    _finish(task)
+    task.finish()
 
 
 HANDLERS = {"media_download": download_media, "mark_read": mark_read}
@@ -200,11 +174,10 @@ HANDLERS = {"media_download": download_media, "mark_read": mark_read}
 # -- Outcomes -------------------------------------------------------------------
 
 
-def _finish(task):
-    ChannelTask.delete().where(ChannelTask.id == task.id).execute()
-
-
 def _failed(task, error, now):
+    if not isinstance(error, GraphError):  # a bug must not stop the other tasks
+        log.error("whatsapp task %s (%s) failed", task.id, task.kind, exc_info=error)
+        error = GraphError("INTERNAL_ERROR", str(error), None, True)
     final = isinstance(error, TooLarge) or error.code == "MEDIA_HOST_NOT_ALLOWED"
     final = final or task.attempts >= MAX_ATTEMPTS
     log.log(
@@ -219,12 +192,10 @@ def _failed(task, error, now):
     )  # fmt: skip
     with transaction():
         if not final:
-            delay = RETRY_DELAYS[min(task.attempts, len(RETRY_DELAYS)) - 1]
-            ChannelTask.update(
-                due_at=now + timedelta(seconds=delay), last_error=error.as_dict()
-            ).where(ChannelTask.id == task.id).execute()
+            delay = task_runner.retry_delay(task, RETRY_DELAYS)
+            task.retry_at(now + timedelta(seconds=delay), error.as_dict())
             return
-        _finish(task)
+        task.finish()
         payload = {
             "message_id": task.message_id,
             **task.payload,
@@ -237,7 +208,7 @@ def _failed(task, error, now):
 
 
 def _media_failed(task, error, now):
-    message = _live_message(task)
+    message = live_message(task)
     if message is None:
         return
     message.error = {
