@@ -53,7 +53,8 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from ..errors import Conflict, NotFound
+from .. import jsonbody
+from ..errors import Conflict, NotFound, RateLimited, ValidationError
 from ..models.channels import declare_secret_settings
 from .senders import get_sender, register_sender, registered_types
 
@@ -65,6 +66,28 @@ class Callback:
 
     body: bytes
     headers: object
+
+
+def callback_json(body):
+    """A network's POST body decoded, else 400 naming the body (nesting and
+    lone surrogates refused as on the API)."""
+    try:
+        return jsonbody.loads(body)
+    except jsonbody.BodyError as error:
+        raise ValidationError(error.field, error.problem) from None
+    except ValueError:
+        raise ValidationError("body", "is not a JSON document") from None
+
+
+def check_bound(decision, what):
+    """429 when a channel's per-minute bound on callbacks (`decision`, from
+    the middleware's `bound`) is spent; `what` names the network's items."""
+    if not decision.allowed:
+        raise RateLimited(
+            f"This channel received more than {decision.limit} {what} in the last minute; "
+            f"retry in {decision.retry_after} seconds.",
+            headers={"Retry-After": str(decision.retry_after)},
+        )
 
 
 class ChannelType:

@@ -12,13 +12,13 @@ fail again (and hold back every update after it in polling).
 
 import logging
 
-from ... import jsonbody
-from ...errors import NotFound, RateLimited, ValidationError
+from ...errors import NotFound, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
 from ...models.telegram import TelegramUpdate
 from ...services import formats
 from ...services import inbound as inbound_service
+from ..adapters import callback_json
 from ..group_commit import GroupCommit
 from ..neutral import InboundEdit, InboundMessage
 from . import tasks
@@ -43,24 +43,10 @@ def telegram_channel(channel_id):
 
 def decoded(body):
     """A webhook body as an Update object, else 400 naming the body."""
-    try:
-        update = jsonbody.loads(body)  # nesting and lone surrogates refused
-    except jsonbody.BodyError as error:
-        raise ValidationError(error.field, error.problem) from None
-    except ValueError:
-        raise ValidationError("body", "is not a JSON document") from None
+    update = callback_json(body)
     if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
         raise ValidationError("body", "is not a Telegram Update (an object with update_id)")
     return update
-
-
-def check_bound(decision):
-    if not decision.allowed:
-        raise RateLimited(
-            f"This channel received more than {decision.limit} updates in the last minute; "
-            f"retry in {decision.retry_after} seconds.",
-            headers={"Retry-After": str(decision.retry_after)},
-        )
 
 
 def store(channel, updates, now=None):

@@ -20,8 +20,9 @@ from ...errors import Unauthorized
 from ...events import emit
 from ...models import Channel, ChannelEvent
 from ...services import formats
+from ..adapters import check_bound
 from .botapi import BotApiError, client
-from .intake import check_bound, decoded, store, telegram_channel
+from .intake import decoded, store, telegram_channel
 
 log = logging.getLogger("agent_platform.telegram")
 
@@ -42,7 +43,7 @@ def receive(channel_id, callback, bound=None):
             code="INVALID_SECRET_TOKEN",
         )
     if bound is not None:
-        check_bound(bound(channel.id))
+        check_bound(bound(channel.id), "updates")
     return store(channel, [decoded(callback.body)])
 
 

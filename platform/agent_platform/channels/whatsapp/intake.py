@@ -21,14 +21,14 @@ import hmac
 import logging
 import re
 
-from ... import jsonbody
 from ...db import transaction
-from ...errors import Forbidden, NotFound, RateLimited, Unauthorized, ValidationError
+from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
 from ...models import Channel, ChannelEvent, ChannelTask
 from ...models.base import canonical_uuid, utcnow
 from ...services import formats
 from ...services import inbound as inbound_service
+from ..adapters import callback_json, check_bound
 from ..group_commit import GroupCommit
 from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
 from .parser import Notice, parse
@@ -83,23 +83,9 @@ def receive(channel_id, body, signature, bound=None, now=None):
             code="INVALID_SIGNATURE",
         )
     if bound is not None:
-        _check_bound(bound(channel.id))
-    try:
-        payload = jsonbody.loads(body)
-    except jsonbody.BodyError as error:
-        raise ValidationError(error.field, error.problem) from None
-    except ValueError:
-        raise ValidationError("body", "is not a JSON document") from None
+        check_bound(bound(channel.id), "events")
+    payload = callback_json(body)
     return store(channel, parse(payload, channel.settings.get("phone_number_id")), now)
-
-
-def _check_bound(decision):
-    if not decision.allowed:
-        raise RateLimited(
-            f"This channel received more than {decision.limit} events in the last minute; "
-            f"retry in {decision.retry_after} seconds.",
-            headers={"Retry-After": str(decision.retry_after)},
-        )
 
 
 def store(channel, items, now=None):
