@@ -192,3 +192,11 @@ def test_split_cuts_exactly_at_the_limit_and_counts_emoji_twice():
     assert split("😀😀a", limit=4) == ["😀😀", "a"]
     assert split("a😀😀", limit=4) == ["a😀", "😀"]
     assert split(None) == [""]
+
+
+def test_a_button_may_open_an_http_url(caller, bot_api, chat):
+    buttons = [{"text": "Site", "url": "http://loja.example.com/menu"}]
+    post(caller, chat, text="Veja", metadata={"buttons": buttons})
+    sending.send_queued()
+    [sent] = bot_api.sent("sendMessage")
+    assert sent["reply_markup"] == {"inline_keyboard": [buttons]}
