@@ -6,15 +6,16 @@ import pytest
 
 from agent_platform.channels.telegram import polling
 from agent_platform.channels.telegram.sender import split
-from agent_platform.models import Conversation, Message
+from agent_platform.models import ContactIdentity, Conversation, Message
 from agent_platform.services import sending
-from conversations_helpers import data
+from conversations_helpers import data, make_conversation
 from telegram_helpers import *  # noqa: F403  (the fixtures)
 from telegram_helpers import telegram_channel
 from telegram_stub import CUSTOMER, Scripted, message_update
 
 CHAT = str(CUSTOMER["id"])
 BUTTONS = [{"text": "Sim", "data": "yes"}]
+SECOND_BOT = "7345678901:" + "N" * 35
 
 
 @pytest.fixture
@@ -200,3 +201,52 @@ def test_a_button_may_open_an_http_url(caller, bot_api, chat):
     sending.send_queued()
     [sent] = bot_api.sent("sendMessage")
     assert sent["reply_markup"] == {"inline_keyboard": [buttons]}
+
+
+def test_a_contact_known_to_two_bots_is_written_to_on_the_conversations_bot(caller, bot_api, chat):
+    """A chat id first seen on this channel wins over an older one on another."""
+    bot_api.add_bot(SECOND_BOT)
+    second = telegram_channel(caller, name="Second", bot_token=SECOND_BOT)
+    ContactIdentity.create(
+        workspace=caller.workspace_id,
+        contact=chat.contact_id,
+        type="telegram",
+        external_id="777000",
+        channel=second["id"],
+    )
+    there = make_conversation(caller, chat.contact_id, second["id"])
+    data(caller.post(f"/v1/conversations/{there['id']}/messages", json={"text": "Oi"}), 201)
+    post(caller, chat, text="Olá")
+    sending.send_queued()
+    sent = {body["text"]: body["chat_id"] for body in bot_api.sent("sendMessage")}
+    assert sent == {"Oi": "777000", "Olá": CHAT}
+
+
+def test_a_stored_message_of_a_type_telegram_cannot_send_fails(caller, bot_api, chat):
+    """A row the API would not queue (an older version's, say)."""
+    message = queued_text(chat, None)
+    Message.update(type="location").where(Message.id == message.id).execute()
+    sending.send_queued()
+    failed = Message.get_by_id(message.id)
+    assert failed.status == "failed"
+    assert failed.error == {
+        "code": "UNSUPPORTED_TYPE",
+        "title": "A location message cannot be sent",
+        "details": None,
+    }
+
+
+def test_button_data_of_1_and_64_bytes_is_sent(caller, bot_api, chat):
+    buttons = [{"text": "Um", "data": "1"}, {"text": "Longo", "data": "ç" * 32}]
+    post(caller, chat, text="Qual?", metadata={"buttons": buttons})
+    sending.send_queued()
+    [sent] = bot_api.sent("sendMessage")
+    assert [row[0]["callback_data"] for row in sent["reply_markup"]["inline_keyboard"]] == [
+        "1",
+        "ç" * 32,
+    ]
+
+
+def test_split_counts_the_last_bmp_character_once_and_the_first_astral_one_twice():
+    assert split("\uffff" * 5, limit=4) == ["\uffff" * 4, "\uffff"]
+    assert split("\U00010000" * 3, limit=4) == ["\U00010000" * 2, "\U00010000"]
