@@ -120,3 +120,9 @@ def test_a_missing_scope_is_named(make_caller):
     limited = make_caller(scopes=["contacts:read"])
     assert_error(limited.get("/v1/agents"), 403, "INSUFFICIENT_SCOPE", "agents:read")
     assert limited.get("/v1/me").status_code == 200  # any valid key
+
+
+def test_an_operation_that_declares_no_scope_is_refused_to_every_key(app, caller):
+    """Failing closed: a route added without its scope is no open door."""
+    app.add_url_rule("/v1/forgotten", view_func=lambda: {"data": "secret"})
+    assert_error(caller.get("/v1/forgotten"), 403, "INSUFFICIENT_SCOPE", "declares no scope")
