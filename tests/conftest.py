@@ -20,6 +20,19 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_mutmut_stats_in_children():
+    """mutmut's first pass ("stats") records which tests reach which function
+    in this process; a child would try too, and fail where it finds no
+    pyproject.toml. The trampoline here keeps its own copy of the setting."""
+    if os.environ.get("MUTANT_UNDER_TEST") != "stats":
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("MUTANT_UNDER_TEST")
+        yield
+
+
 @pytest.fixture
 def settings(tmp_path):
     """Override to change configuration for a test module."""

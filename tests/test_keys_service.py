@@ -81,6 +81,7 @@ def test_revoked_unknown_and_tampered_keys_do_not_authenticate(workspace):
     with pytest.raises(NotFound) as missing:
         keys.revoke_key("6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88")
     assert missing.value.code == "API_KEY_NOT_FOUND"
+    assert missing.value.message == "API key 6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88 does not exist"
 
 
 def test_last_use_is_written_at_most_once_a_minute(workspace):
@@ -97,3 +98,38 @@ def test_keys_are_listed_oldest_first(workspace):
     first, _ = keys.create_key(workspace.id, "a", ["agents:read"])
     second, _ = keys.create_key(workspace.id, "b", ["agents:read"])
     assert [key.id for key in keys.list_keys()] == [first.id, second.id]
+
+
+def test_a_workspace_is_found_by_its_id(app):
+    keys.create_workspace("Other")
+    shop = keys.create_workspace("Shop")
+    assert keys.get_workspace(shop.id).name == "Shop"
+
+
+def test_a_workspaces_keys_are_listed_by_creation_time(app):
+    shop, other = keys.create_workspace("Shop"), keys.create_workspace("Other")
+    older, _ = keys.create_key(shop.id, "older", ["agents:read"])
+    newer, _ = keys.create_key(shop.id, "newer", ["agents:read"])
+    keys.create_key(other.id, "elsewhere", ["agents:read"])
+    # Written in one order, created in the other (a restored backup, say).
+    ApiKey.update(created_at=utcnow() - timedelta(days=1)).where(ApiKey.id == newer.id).execute()
+    assert [key.name for key in keys.list_keys(shop.id)] == ["newer", "older"]
+    assert [key.name for key in keys.list_keys(other.id)] == ["elsewhere"]
+    assert [key.name for key in keys.list_keys()] == ["newer", "older", "elsewhere"]
+    with pytest.raises(NotFound):
+        keys.list_keys("6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88")
+
+
+def test_workspaces_are_listed_by_creation_time_then_id(app):
+    company = Company.create(name="C")
+    at = utcnow()
+    ids = ["ffffffff-0000-7000-8000-000000000000", "00000000-0000-7000-8000-000000000000"]
+    for number, workspace_id in enumerate(ids):
+        Workspace.create(id=workspace_id, company=company, name=f"W{number}", created_at=at)
+    Workspace.create(
+        id="88888888-0000-7000-8000-000000000000",
+        company=company,
+        name="earliest",
+        created_at=at - timedelta(seconds=1),
+    )
+    assert [w.name for w in keys.list_workspaces()] == ["earliest", "W1", "W0"]
