@@ -38,14 +38,20 @@ def mailbox(dovecot):
 
 
 @pytest.fixture
-def smtp():
-    sink = SmtpSink()
+def smtp(mailbox):
+    """The SMTP server, where the mailbox's account (PASSWORD) logs in."""
+    sink = SmtpSink({mailbox: PASSWORD})
     yield sink
     sink.stop()
 
 
 @pytest.fixture
 def settings(tmp_path):
+    return mail_config(tmp_path)
+
+
+def mail_config(tmp_path):
+    """The app's configuration for the e-mail tests (servers on loopback allowed)."""
     return {
         "DATABASE_PATH": str(tmp_path / "test.db"),
         "MEDIA_DIR": str(tmp_path / "media"),
@@ -73,7 +79,9 @@ def mail_settings(dovecot, mailbox, smtp, **extra):
 
 
 def email_channel(caller, dovecot, mailbox, smtp, agent=True, **extra):
-    agent_id = make_agent(caller) if agent else None
+    """An e-mail channel on the test's mailbox; `agent`: True for a new
+    agent, an agent id, or False for none."""
+    agent_id = make_agent(caller) if agent is True else (agent or None)
     values = mail_settings(dovecot, mailbox, smtp, **extra)
     return make_channel(caller, name="Mail", type="email", settings=values, agent_id=agent_id)
 

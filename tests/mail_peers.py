@@ -17,6 +17,7 @@ from email import message_from_bytes, policy
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
 MAILBOX, PASSWORD = "help@example.com", "app-password-1"
 SPARE = 500  # mailboxes made at start, for new_mailbox()
@@ -79,7 +80,8 @@ class Dovecot:
         (self.base / "dovecot.conf").write_text(CONFIG.format(base=self.base, port=self.port))
         self.base.chmod(0o755)
         shutil.chown(self.base / "mail", "dovecot", "dovecot")
-        subprocess.run(["dovecot", "-c", str(self.base / "dovecot.conf")], check=True)
+        binary = shutil.which("dovecot") or "/usr/sbin/dovecot"
+        subprocess.run([binary, "-c", str(self.base / "dovecot.conf")], check=True)
         self._wait()
 
     def new_mailbox(self):
@@ -159,13 +161,29 @@ class _Handler:
 
 class SmtpSink:
     """aiosmtpd on loopback: keeps what it is sent; `refuse_next(reply)`
-    answers the next recipient with `reply` ("451 ..." or "550 ...")."""
+    answers the next recipient with `reply` ("451 ..." or "550 ...").
+    AUTH (without TLS, on loopback) takes the `accounts` {user: password};
+    `logins` lists the users that logged in."""
 
-    def __init__(self):
-        self.received, self.lock, self._refusals = [], threading.Lock(), []
-        self.controller = Controller(_Handler(self), hostname="127.0.0.1", port=free_port())
+    def __init__(self, accounts=None):
+        self.received, self.lock, self._refusals, self.logins = [], threading.Lock(), [], []
+        self.accounts = accounts if accounts is not None else {}
+        self.controller = Controller(
+            _Handler(self),
+            hostname="127.0.0.1",
+            port=free_port(),
+            authenticator=self._authenticate,
+            auth_require_tls=False,
+        )
         self.controller.start()
         self.port = self.controller.port
+
+    def _authenticate(self, server, session, envelope, mechanism, auth_data):
+        user = auth_data.login.decode()
+        ok = self.accounts.get(user) == auth_data.password.decode()
+        if ok:
+            self.logins.append(user)
+        return AuthResult(success=ok)
 
     def refuse_next(self, reply):
         with self.lock:
