@@ -186,6 +186,8 @@ def _delivered(settings, mail):
         raise _refusal(code, said, "recipient") from None
     except smtplib.SMTPResponseException as error:
         raise _refusal(error.smtp_code, error.smtp_error, "message") from None
+    except smtplib.SMTPNotSupportedError as error:  # an address SMTPUTF8 would need
+        raise SendError("SMTP_NOT_SUPPORTED", f"The SMTP server cannot take it: {error}") from None
     except (smtplib.SMTPException, OSError) as error:
         title = f"The SMTP server was lost while sending ({type(error).__name__})"
         raise SendError("SMTP_UNREACHABLE", title, None, True) from None

@@ -149,7 +149,7 @@ def _imap_login(connection, settings):
         raise MailError(
             "IMAP_UNREACHABLE", f"The IMAP server dropped the login ({error})", True, "imap_login"
         ) from None
-    except (imaplib.IMAP4.error, OSError) as error:
+    except (imaplib.IMAP4.error, OSError, ValueError) as error:  # ValueError: not ASCII
         _close_imap(connection)
         title = f"The IMAP server refused the login of {username}: {_said(error)}"
         raise MailError("IMAP_LOGIN_FAILED", title, False, "imap_login") from None
@@ -189,9 +189,9 @@ def _smtp_login(connection, settings):
         connection.close()
         title = f"The SMTP server refused the login of {username}: {_said(error)}"
         raise MailError("SMTP_LOGIN_FAILED", title, False, "smtp_login") from None
-    except (OSError, smtplib.SMTPException) as error:
+    except (OSError, smtplib.SMTPException, ValueError) as error:  # ValueError: not ASCII
         connection.close()
-        retryable = not isinstance(error, smtplib.SMTPNotSupportedError)
+        retryable = not isinstance(error, smtplib.SMTPNotSupportedError | ValueError)
         title = f"The SMTP login of {username} failed: {_said(error)}"
         raise MailError("SMTP_LOGIN_FAILED", title, retryable, "smtp_login") from None
 
