@@ -8,16 +8,23 @@ delivers a mail by IMAP APPEND, as a mail server would leave it.
 """
 
 import imaplib
+import ipaddress
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 MAILBOX, PASSWORD = "help@example.com", "app-password-1"
 SPARE = 500  # mailboxes made at start, for new_mailbox()
@@ -27,7 +34,9 @@ state_dir = {base}/state
 log_path = {base}/dovecot.log
 listen = 127.0.0.1
 protocols = imap
-ssl = no
+ssl = yes
+ssl_cert = <{base}/cert.pem
+ssl_key = <{base}/key.pem
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 default_login_user = dovenull
@@ -49,7 +58,8 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
   }}
 }}
 service anvil {{
@@ -59,6 +69,48 @@ service imap-login {{
   chroot =
 }}
 """
+
+
+def certificate(directory):
+    """A self-signed certificate for 127.0.0.1 and localhost (cert.pem, key.pem
+    in `directory`): the path of cert.pem, which a client trusts through
+    SSL_CERT_FILE, as it would a real CA."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(days=1))
+        .not_valid_after(now + timedelta(days=30))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    path = Path(directory) / "cert.pem"
+    path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    (Path(directory) / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return path
+
+
+def server_context(cert_path):
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_path, cert_path.with_name("key.pem"))
+    return context
 
 
 def free_port():
@@ -71,13 +123,16 @@ class Dovecot:
     """`dovecot -c <config>` on a free loopback port, stopped by `stop()`."""
 
     def __init__(self, base, users=((MAILBOX, PASSWORD),)):
-        self.base, self.port = Path(base), free_port()
+        self.base, self.port, self.tls_port = Path(base), free_port(), free_port()
+        self.certificate = certificate(self.base)
         users = [*users, *((f"help{n}@example.com", PASSWORD) for n in range(1, SPARE + 1))]
         for sub in ("run", "state", "mail"):
             (self.base / sub).mkdir(parents=True, exist_ok=True)
         lines = [f"{user}:{{PLAIN}}{password}\n" for user, password in users]
         (self.base / "users").write_text("".join(lines))
-        (self.base / "dovecot.conf").write_text(CONFIG.format(base=self.base, port=self.port))
+        (self.base / "dovecot.conf").write_text(
+            CONFIG.format(base=self.base, port=self.port, tls_port=self.tls_port)
+        )
         self.base.chmod(0o755)
         shutil.chown(self.base / "mail", "dovecot", "dovecot")
         binary = shutil.which("dovecot") or "/usr/sbin/dovecot"
@@ -165,15 +220,20 @@ class SmtpSink:
     AUTH (without TLS, on loopback) takes the `accounts` {user: password};
     `logins` lists the users that logged in."""
 
-    def __init__(self, accounts=None):
+    def __init__(self, accounts=None, tls=None, cert_path=None):
+        """`tls`: None (plain), "starttls" or "ssl", with the certificate at
+        `cert_path` (see certificate())."""
         self.received, self.lock, self._refusals, self.logins = [], threading.Lock(), [], []
         self.accounts = accounts if accounts is not None else {}
+        context = server_context(cert_path) if tls else None
         self.controller = Controller(
             _Handler(self),
             hostname="127.0.0.1",
             port=free_port(),
             authenticator=self._authenticate,
             auth_require_tls=False,
+            ssl_context=context if tls == "ssl" else None,
+            tls_context=context if tls == "starttls" else None,
         )
         self.controller.start()
         self.port = self.controller.port
