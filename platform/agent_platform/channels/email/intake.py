@@ -42,8 +42,9 @@ def store(channel, uidvalidity, uid, raw, now=None):
     now = now or utcnow()
     written = []
     try:
+        mail = parse(raw)  # before the transaction: a big mail holds no lock
         with transaction():
-            outcome = _stored(channel, parse(raw), raw, uid, written, now)
+            outcome = _stored(channel, mail, raw, uid, written, now)
             EmailMailbox.advance(channel.id, uidvalidity, uid, now)
             return outcome
     except Exception as error:

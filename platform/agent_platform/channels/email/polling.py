@@ -71,7 +71,7 @@ def poll_channel(channel, now=None):
     except servers.MailError as error:
         return _refused(channel, error, now)
     except (imaplib.IMAP4.error, OSError) as error:
-        title = f"The IMAP server failed while reading the mailbox ({servers._said(error)})"
+        title = f"The IMAP server failed while reading the mailbox ({servers.said(error)})"
         return _refused(channel, servers.MailError("IMAP_ERROR", title, True, "imap_fetch"), now)
     finally:
         _logout(connection)

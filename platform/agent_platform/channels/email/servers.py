@@ -151,7 +151,7 @@ def _imap_login(connection, settings):
         ) from None
     except (imaplib.IMAP4.error, OSError, ValueError) as error:  # ValueError: not ASCII
         _close_imap(connection)
-        title = f"The IMAP server refused the login of {username}: {_said(error)}"
+        title = f"The IMAP server refused the login of {username}: {said(error)}"
         raise MailError("IMAP_LOGIN_FAILED", title, False, "imap_login") from None
 
 
@@ -187,22 +187,22 @@ def _smtp_login(connection, settings):
         connection.login(username, password)
     except smtplib.SMTPAuthenticationError as error:
         connection.close()
-        title = f"The SMTP server refused the login of {username}: {_said(error)}"
+        title = f"The SMTP server refused the login of {username}: {said(error)}"
         raise MailError("SMTP_LOGIN_FAILED", title, False, "smtp_login") from None
     except (OSError, smtplib.SMTPException, ValueError) as error:  # ValueError: not ASCII
         connection.close()
         retryable = not isinstance(error, smtplib.SMTPNotSupportedError | ValueError)
-        title = f"The SMTP login of {username} failed: {_said(error)}"
+        title = f"The SMTP login of {username} failed: {said(error)}"
         raise MailError("SMTP_LOGIN_FAILED", title, retryable, "smtp_login") from None
 
 
 def _unreachable(protocol, host, number, error, step):
     kind = "a TLS error" if isinstance(error, ssl.SSLError) else type(error).__name__
-    title = f"The {protocol} server {host}:{number} could not be reached ({kind}: {_said(error)})"
+    title = f"The {protocol} server {host}:{number} could not be reached ({kind}: {said(error)})"
     return MailError(f"{protocol}_UNREACHABLE", title, True, step)
 
 
-def _said(error):
+def said(error):
     """What the server said, as text (smtplib and imaplib keep bytes)."""
     if isinstance(error, smtplib.SMTPResponseException):
         message = error.smtp_error
