@@ -90,21 +90,21 @@ def _contact_and_conversation(channel, inbound, known, current, now):
     path: contacts.identify (which creates or changes the contact; its
     event is raised here), then the conversation read again."""
     if known is not None and not contacts.learns_name(known, inbound.sender_name):
-        threaded = _threaded(channel, inbound, known.id, current)
+        threaded = _threaded(channel, inbound.thread, known.id, current)
         return known, _continued(channel, known.id, threaded, now)
     contact, change = contacts.identify(channel, inbound)
     if change:
         emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
-    return contact, _conversation_for(channel, contact, inbound, now)
+    return contact, _conversation_for(channel, contact, now, inbound.thread)
 
 
-def _threaded(channel, inbound, contact_id, current):
-    """The conversation of the first message of inbound.thread stored on the
-    channel, when it is the contact's and open, or closed while `current`
-    (the contact's current one) is not open; else `current`."""
-    if not inbound.thread:
+def _threaded(channel, thread, contact_id, current):
+    """The conversation of the first message of `thread` (network ids)
+    stored on the channel, when it is the contact's and open, or closed while
+    `current` (the contact's current one) is not open; else `current`."""
+    if not thread:
         return current
-    found = Conversation.of_thread(channel.id, contact_id, inbound.thread)
+    found = Conversation.of_thread(channel.id, contact_id, thread)
     if found is None or (current is not None and found.id == current.id):
         return current
     if found.status == "closed" and current is not None and current.status != "closed":
@@ -224,9 +224,9 @@ def _check_inbound(inbound):
         raise ValueError("InboundMessage.external_id is longer than 200 characters")
 
 
-def _conversation_for(channel, contact, inbound, now):
+def _conversation_for(channel, contact, now, thread=()):
     current = Conversation.current_for(channel.workspace_id, contact.id, channel.id)
-    return _continued(channel, contact.id, _threaded(channel, inbound, contact.id, current), now)
+    return _continued(channel, contact.id, _threaded(channel, thread, contact.id, current), now)
 
 
 def _continued(channel, contact_id, conversation, now):
