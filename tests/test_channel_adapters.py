@@ -1,9 +1,14 @@
 """The adapter contract seen from the API: a channel type without an adapter
 is never said yes to for messages (refused when connected, when a message is
-posted, at its callback URL), and nothing it queued stays queued."""
+posted, at its callback URL), and nothing it queued stays queued.
+
+Every type the platform offers has an adapter now: here the e-mail type
+stands for one without (its adapter taken out of the registry), as a type
+declared with settings only would be."""
 
 import pytest
 
+from agent_platform.channels import adapters, senders
 from agent_platform.models import Message
 from agent_platform.services import sending
 from conftest import assert_error
@@ -16,6 +21,13 @@ from conversations_helpers import (
     make_conversation,
     send,
 )
+
+
+@pytest.fixture(autouse=True)
+def email_without_adapter(app, monkeypatch):
+    adapters.load()
+    monkeypatch.delitem(adapters._ADAPTERS, "email")
+    monkeypatch.delitem(senders._SENDERS, "email")
 
 
 def chat_on(caller, kind):

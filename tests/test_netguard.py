@@ -332,3 +332,16 @@ def test_https_connects_to_the_checked_address_with_the_name_for_sni_and_certifi
     other = requests.Request("GET", "https://elsewhere.example.com/").prepare()
     with pytest.raises(UnsafeURL, match="not the checked URL"):
         adapter.build_connection_pool_key_attributes(other, True)
+
+
+def test_a_mail_server_host_is_checked_like_a_urls_and_pinned_to_its_address():
+    """check_host: the e-mail channel's IMAP and SMTP hosts (no URL)."""
+    assert netguard.check_host("imap.example.com", 993, resolver=resolver_to("93.184.216.34")) == (
+        "93.184.216.34"
+    )
+    with pytest.raises(UnsafeURL, match="a private address") as refused:
+        netguard.check_host("imap.example.com", 993, resolver=resolver_to("10.0.0.5"))
+    assert refused.value.guard == "private"
+    assert netguard.check_host("mail.lan", 143, True, resolver_to("10.0.0.5")) == "10.0.0.5"
+    with pytest.raises(UnsafeURL, match="not a canonical IPv4"):
+        netguard.check_host("0x7f.1", 25, True)

@@ -140,6 +140,7 @@ EXPECTED_JOBS = {
     "agent_platform.channels.whatsapp.tasks.run_tasks_job": "MEDIA_POLL_SECONDS",
     "agent_platform.channels.telegram.tasks.run_tasks": "MEDIA_POLL_SECONDS",
     "agent_platform.channels.telegram.polling.poll_updates": "TELEGRAM_POLL_SECONDS",
+    "agent_platform.channels.email.polling.poll_mailboxes": "EMAIL_POLL_SECONDS",
     "agent_platform.events.delivery.deliver_due": "WEBHOOKS_POLL_SECONDS",
     "agent_platform.events.delivery.prune_deliveries": "WEBHOOKS_PRUNE_SECONDS",
 }

@@ -78,6 +78,14 @@ def check_url(url, *, allow_private=False, allowed_ports=None, resolver=None):
     if allowed_ports and port not in allowed_ports:
         allowed = _listed(allowed_ports)
         raise UnsafeURL(f"port {port} is not allowed (allowed: {allowed})", "ports")
+    return Target(scheme, host, check_host(host, port, allow_private, resolver), port)
+
+
+def check_host(host, port, allow_private=False, resolver=None):
+    """The address to connect to for `host` (a name or an IP literal) and
+    `port`, refused as a URL's host is; for protocols without URLs (the
+    e-mail channel's IMAP and SMTP servers)."""
+    host = _ascii_host(host.rstrip("."))
     literal = _ip_literal(host)
     addresses = [literal] if literal else _resolved(host, port, resolver or resolve)
     if not allow_private:
@@ -86,7 +94,7 @@ def check_url(url, *, allow_private=False, allowed_ports=None, resolver=None):
             if reason:
                 where = f"{host} is" if literal else f"{host} resolves to {address},"
                 raise UnsafeURL(f"{where} {reason}", "private")
-    return Target(scheme, host, str(addresses[0]), port)
+    return str(addresses[0])
 
 
 def refusal(error, private_setting, ports_setting=None):

@@ -45,6 +45,11 @@ class InboundMessage:
     reply_to_external_id: str | None = None
     timestamp: datetime | None = None
     metadata: dict = field(default_factory=dict)
+    # The network ids of the messages this one follows, most relevant first
+    # (an e-mail's In-Reply-To, then its References): the conversation of
+    # the first one stored on the channel continues, when it is the
+    # sender's and open, or closed with no other open (see receive_inbound).
+    thread: list = field(default_factory=list)
     # What the network reported about the message (code, title, details),
     # e.g. for a type it could not deliver; stored as the message's error.
     error: dict | None = None

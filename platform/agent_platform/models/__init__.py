@@ -10,6 +10,7 @@ from .conversations import Conversation
 from .counts import RowCount
 from .credits import CreditUsage
 from .custom_fields import CustomField
+from .email import EmailMailbox
 from .events import Event
 from .idempotency import IdempotencyKey
 from .mcp import AgentTool, McpServer, McpTool
@@ -54,6 +55,7 @@ ALL_MODELS = [
     ChannelEvent,
     ChannelTask,
     TelegramUpdate,
+    EmailMailbox,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -54,6 +54,20 @@ class Conversation(TimestampedModel, WorkspaceScoped):
         )
         return fetch_one(cls, sql, contact_id, channel_id, workspace_id)
 
+    @classmethod
+    def of_thread(cls, channel_id, contact_id, external_ids):
+        """The contact's conversation holding the first of `external_ids`
+        (network message ids) stored on the channel, else None."""
+        marks = ", ".join("?" for _ in external_ids)
+        sql = (
+            'SELECT m."external_id", m."conversation_id" FROM "message" AS m '
+            'JOIN "conversation" AS c ON c."id" = m."conversation_id" '
+            f'WHERE m."channel_id" = ? AND m."external_id" IN ({marks}) AND c."contact_id" = ?'
+        )
+        found = dict(execute(sql, channel_id, *external_ids, contact_id).fetchall())
+        first = next((found[i] for i in external_ids if i in found), None)
+        return None if first is None else cls.get_by_id(first)
+
     def touch(self, now):
         """A message is activity: count it and move the conversation up the lists."""
         execute(

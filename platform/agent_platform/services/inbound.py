@@ -33,9 +33,12 @@ def receive_inbound(channel, inbound, now=None):
     - finds the contact by its identity on the network (channel type +
       inbound.sender_id), else by sender_phone / sender_email, else creates
       it (contact.created; contact.updated when an identity or name is added);
-    - uses the contact's open or handoff conversation on the channel, else
-      reopens the latest closed one (conversation.reopened), else starts one
-      with the channel's agent (conversation.created);
+    - uses the conversation of inbound.thread (a message it follows) when it
+      is the contact's on the channel and open, or closed while the contact
+      has no other open there; else the contact's open or handoff
+      conversation on the channel, else reopens the latest closed one
+      (conversation.reopened), else starts one with the channel's agent
+      (conversation.created);
     - stores the message (direction inbound, sender contact, status received)
       and raises message.received.
     Returns InboundResult(message, duplicate). An inactive channel is
@@ -87,11 +90,26 @@ def _contact_and_conversation(channel, inbound, known, current, now):
     path: contacts.identify (which creates or changes the contact; its
     event is raised here), then the conversation read again."""
     if known is not None and not contacts.learns_name(known, inbound.sender_name):
-        return known, _continued(channel, known.id, current, now)
+        threaded = _threaded(channel, inbound.thread, known.id, current)
+        return known, _continued(channel, known.id, threaded, now)
     contact, change = contacts.identify(channel, inbound)
     if change:
         emit(channel.workspace_id, f"contact.{change}", contacts_render(contact), now=now)
-    return contact, _conversation_for(channel, contact, now)
+    return contact, _conversation_for(channel, contact, now, inbound.thread)
+
+
+def _threaded(channel, thread, contact_id, current):
+    """The conversation of the first message of `thread` (network ids)
+    stored on the channel, when it is the contact's and open, or closed while
+    `current` (the contact's current one) is not open; else `current`."""
+    if not thread:
+        return current
+    found = Conversation.of_thread(channel.id, contact_id, thread)
+    if found is None or (current is not None and found.id == current.id):
+        return current
+    if found.status == "closed" and current is not None and current.status != "closed":
+        return current
+    return found
 
 
 def _atomic():
@@ -206,9 +224,9 @@ def _check_inbound(inbound):
         raise ValueError("InboundMessage.external_id is longer than 200 characters")
 
 
-def _conversation_for(channel, contact, now):
+def _conversation_for(channel, contact, now, thread=()):
     current = Conversation.current_for(channel.workspace_id, contact.id, channel.id)
-    return _continued(channel, contact.id, current, now)
+    return _continued(channel, contact.id, _threaded(channel, thread, contact.id, current), now)
 
 
 def _continued(channel, contact_id, conversation, now):
@@ -220,7 +238,7 @@ def _continued(channel, contact_id, conversation, now):
             channel.workspace_id, contact_id, channel.id, channel.agent_id, now
         )
     if conversation.status == "closed":  # move() saves and renders the whole row
-        conversation = Conversation.current_for(channel.workspace_id, contact_id, channel.id)
+        conversation = Conversation.get_by_id(conversation.id)
         conversations.move(conversation, "reopen", now)
     if conversation.agent_id is None and channel.agent_id:
         conversation.agent = channel.agent_id

@@ -30,6 +30,7 @@ EXTENSIONS = {
     "video/3gpp": "3gp",
     "application/pdf": "pdf",
     "text/plain": "txt",
+    "message/rfc822": "eml",
     "application/msword": "doc",
     "application/vnd.ms-excel": "xls",
     "application/vnd.ms-powerpoint": "ppt",

@@ -1,0 +1,65 @@
+"""The e-mail channel's side of the adapter contract (channels.adapters)."""
+
+from ...errors import ValidationError
+from ...services import formats
+from ..adapters import Adapter
+from . import servers
+from .credentials import verify_credentials
+from .sender import EmailSender
+
+MAX_BLOCKED = 500
+
+
+def blocked_senders(value, field):
+    """Addresses (ana@example.com) and domains (@example.com), lower-cased."""
+    if not isinstance(value, list) or len(value) > MAX_BLOCKED:
+        raise ValidationError(
+            field, f"must be a list of at most {MAX_BLOCKED} addresses or @domains"
+        )
+    return list(
+        dict.fromkeys(_blocked(item, f"{field}[{index}]") for index, item in enumerate(value))
+    )
+
+
+def _blocked(item, field):
+    if isinstance(item, str) and item.startswith("@"):
+        return "@" + formats.hostname(item[1:], field)
+    return formats.email(item, field)
+
+
+class EmailAdapter(EmailSender, Adapter):
+    type = "email"
+    order = 3
+    settings = {
+        "smtp_host": formats.hostname,
+        "smtp_port": formats.port,
+        "smtp_username": formats.text(254),
+        "smtp_password": formats.text(1024),
+        "smtp_security": formats.one_of("starttls", "ssl", "none"),
+        "imap_host": formats.hostname,
+        "imap_port": formats.port,
+        "imap_username": formats.text(254),
+        "imap_password": formats.text(1024),
+        "imap_security": formats.one_of("ssl", "starttls", "none"),
+        "from_address": formats.email,
+        "from_name": formats.text(200),
+        "blocked_senders": blocked_senders,
+    }
+    secret_settings = ("smtp_password", "imap_password")
+    settings_doc = (
+        "smtp_host, smtp_port, smtp_username, smtp_password*, smtp_security "
+        "(starttls|ssl|none), imap_host, imap_port, imap_username, imap_password*, "
+        "imap_security, from_address, from_name, blocked_senders (list)"
+    )
+    link_setting, link_prefix = "from_address", "mailto:"
+    identity = staticmethod(formats.email)
+    # An e-mail carries what a long answer needs in one message.
+    text_limit = 100_000
+    verify_credentials = staticmethod(verify_credentials)
+
+    def cannot_send(self, channel):
+        needed = servers.missing(channel.settings, "smtp")
+        if not needed:
+            return None
+        listed = ", ".join(f"settings.{name}" for name in needed)
+        return f"Channel {channel.id} cannot send messages: set {listed} first."

@@ -1,0 +1,204 @@
+"""A mail as the IMAP server hands it (RFC 5322 bytes) turned into what the
+channel stores. `parse(raw)` never raises on a mail's content: headers that
+cannot be decoded are read as they are, an unknown charset as UTF-8 with
+replacements.
+
+- the Message-ID is the message's external id (a mail fetched twice is
+  stored once); a mail without one gets `<sha256 of its bytes@no-message-id>`;
+- the thread: In-Reply-To first, then References newest first;
+- the text: the text/plain body, else the text/html one converted; the
+  quoted history and signature are stripped off `text` (what the agent
+  reads), `full_text` keeps all of it;
+- attachments: every non-text part, and any part marked as an attachment;
+- `auto`: why the mail must never be answered (auto-replies, bounces and
+  delivery reports, bulk and list mail), else None.
+"""
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import UTC
+from email import message_from_bytes, policy
+from email.utils import getaddresses, parsedate_to_datetime
+
+from . import text as mail_text
+
+_MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
+MAX_THREAD = 50  # ids of a thread looked up; a References header can be long
+_BULK = ("bulk", "list", "junk", "auto_reply")
+_DAEMONS = ("mailer-daemon", "postmaster")
+
+
+@dataclass
+class Attachment:
+    filename: str | None
+    mime_type: str
+    data: bytes
+
+
+@dataclass
+class Mail:
+    message_id: str
+    sender: str | None = None
+    sender_name: str | None = None
+    subject: str = ""
+    thread: list = field(default_factory=list)
+    references: list = field(default_factory=list)
+    text: str = ""
+    full_text: str = ""
+    html: bool = False
+    attachments: list = field(default_factory=list)
+    auto: str | None = None
+    date: object = None
+    to: list = field(default_factory=list)
+    cc: list = field(default_factory=list)
+
+
+def parse(raw):
+    message = message_from_bytes(raw, policy=policy.default)
+    name, sender = _sender(message)
+    references = _ids(_header(message, "References"))[-MAX_THREAD:]
+    replied = _ids(_header(message, "In-Reply-To"))[:1]
+    body, is_html = _body(message)
+    return Mail(
+        message_id=_message_id(message, raw),
+        sender=sender,
+        sender_name=name,
+        subject=_header(message, "Subject").strip()[:998],
+        thread=list(dict.fromkeys(replied + references[::-1]))[:MAX_THREAD],
+        references=references,
+        text=mail_text.stripped(body),
+        full_text=body,
+        html=is_html,
+        attachments=_attachments(message),
+        auto=auto_reason(message, sender),
+        date=_date(message),
+        to=_addresses(message, "To"),
+        cc=_addresses(message, "Cc"),
+    )
+
+
+def _header(message, name):
+    """The decoded header, "" when absent; its raw text when it cannot be decoded."""
+    try:
+        value = message.get(name)
+    except Exception:  # the email package's header parsers on hostile input
+        value = message.get_all(name, [""])[0] if hasattr(message, "get_all") else ""
+    return str(value or "")
+
+
+def _ids(value):
+    return _MESSAGE_ID.findall(value or "")
+
+
+def _message_id(message, raw):
+    found = _ids(_header(message, "Message-ID"))
+    if found and len(found[0]) <= 200:
+        return found[0]
+    return f"<{hashlib.sha256(raw).hexdigest()[:48]}@no-message-id>"
+
+
+def _sender(message):
+    """(display name, lower-cased address) of From, else (None, None)."""
+    pairs = getaddresses([_header(message, "From")])
+    name, address = pairs[0] if pairs else ("", "")
+    address = address.strip().lower()
+    if "@" not in address or len(address) > 254:
+        return None, None
+    return (name.strip()[:200] or None), address
+
+
+def _addresses(message, header):
+    pairs = getaddresses([_header(message, header)])
+    return [address.lower() for _, address in pairs if "@" in address][:50]
+
+
+def _date(message):
+    try:
+        moment = parsedate_to_datetime(_header(message, "Date"))
+        return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _body(message):
+    """(text, whether it came from HTML) of the mail's body."""
+    part = _body_part(message, "plain")
+    if part is not None:
+        return _content(part).strip(), False
+    part = _body_part(message, "html")
+    if part is not None:
+        return mail_text.html_to_text(_content(part)), True
+    return "", False
+
+
+def _body_part(message, subtype):
+    try:
+        return message.get_body(preferencelist=(subtype,))
+    except Exception:
+        return None
+
+
+def _content(part):
+    try:
+        content = part.get_content()
+    except (LookupError, ValueError, AssertionError):
+        content = None
+    if not isinstance(content, str):
+        content = (part.get_payload(decode=True) or b"").decode("utf-8", "replace")
+    return content.replace("\r\n", "\n")
+
+
+def _attachments(message):
+    found = []
+    for part in message.walk():
+        if part.is_multipart() or not _is_attachment(part):
+            continue
+        data = part.get_payload(decode=True)
+        if isinstance(data, bytes) and data:
+            name = _filename(part)
+            found.append(Attachment(name, part.get_content_type(), data))
+    return found
+
+
+def _is_attachment(part):
+    disposition = part.get_content_disposition()
+    return disposition == "attachment" or part.get_content_maintype() not in ("text", "multipart")
+
+
+def _filename(part):
+    try:
+        name = part.get_filename()
+    except Exception:
+        return None
+    return str(name)[:255] if name else None
+
+
+def auto_reason(message, sender):
+    """Why the mail must not be answered (a loop or noise), else None."""
+    auto_submitted = _header(message, "Auto-Submitted").strip().lower()
+    if auto_submitted and auto_submitted != "no":
+        return f"auto-submitted ({auto_submitted[:40]})"
+    if message.get("X-Auto-Response-Suppress") is not None:
+        return "auto-reply (X-Auto-Response-Suppress)"
+    if message.get("X-Autoreply") is not None or message.get("X-Autorespond") is not None:
+        return "auto-reply (X-Autoreply)"
+    precedence = _header(message, "Precedence").strip().lower()
+    if precedence in _BULK:
+        return f"bulk mail (Precedence: {precedence})"
+    if message.get("List-Id") is not None:
+        return "mailing list mail (List-Id)"
+    return _delivery_report(message, sender)
+
+
+def _delivery_report(message, sender):
+    report = message.get_content_type() == "multipart/report" or message.get_param(
+        "report-type"
+    ) in ("delivery-status", "disposition-notification")
+    if report:
+        return "delivery status notification"
+    if sender and sender.split("@")[0] in _DAEMONS:
+        return f"delivery status notification (from {sender.split('@')[0]})"
+    if _header(message, "Return-Path").strip() == "<>":
+        return "delivery status notification (empty Return-Path)"
+    return None

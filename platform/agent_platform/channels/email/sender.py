@@ -1,0 +1,208 @@
+"""Sending a message as a mail over SMTP, in the thread of the conversation.
+
+- To: the contact's address on the channel (the identity the mail came
+  from), else the contact's e-mail; From: settings.from_name and
+  from_address;
+- the thread: the message it replies to (reply_to_id), else the latest mail
+  of the conversation on the channel, in or out. In-Reply-To is that mail's
+  Message-ID, References its References plus it; the subject is its
+  subject with "Re: " once, or metadata.subject when the message gives
+  one, or "Message from <from_name>" for a conversation with no mail yet;
+- Message-ID: <message id@from domain>, the same at every try (a receiver
+  may drop a repeat), stored as the message's external id: a reply to it
+  lands in the same conversation;
+- a text/plain part and a text/html part; a media message's file is
+  attached (the platform's own /media files from MEDIA_DIR, others fetched
+  through netguard).
+
+SMTP replies 4xx and lost connections are retryable (the send job tries
+again); 5xx are permanent: the message fails with the server's reason.
+Called by the send job, outside any transaction; nothing here writes.
+"""
+
+import mimetypes
+import re
+import smtplib
+from email.message import EmailMessage
+from email.utils import formataddr, formatdate
+from urllib.parse import urlsplit
+
+import requests
+from flask import current_app
+
+from ... import netguard
+from ...models import Contact, Message
+from ...models.fastsql import scalar
+from ...services import media
+from ..senders import SendError, SendResult
+from . import servers
+from .text import to_html
+
+MAX_REFERENCES = 20
+_RE = re.compile(r"^\s*((re|aw|sv|fw|fwd|res|enc)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
+
+
+class EmailSender:
+    def send(self, channel, message):
+        mail = compose(channel, message)
+        _delivered(channel.settings, mail)
+        header = {name.lower().replace("-", "_"): mail[name] for name in _KEPT if mail[name]}
+        header["references"] = (mail["References"] or "").split()
+        return SendResult(external_id=mail["Message-ID"], metadata={"email": header})
+
+
+_KEPT = ("Message-ID", "Subject", "To", "In-Reply-To")
+
+
+def compose(channel, message):
+    """The EmailMessage that carries `message` on `channel`."""
+    settings, anchor = channel.settings, _anchor(message)
+    mail = EmailMessage()
+    mail["From"] = formataddr((settings.get("from_name") or "", settings["from_address"]))
+    mail["To"] = recipient(channel, message)
+    mail["Subject"] = subject(settings, message, anchor)
+    mail["Date"] = formatdate(usegmt=True)
+    mail["Message-ID"] = f"<{message.id}@{settings['from_address'].rsplit('@', 1)[1]}>"
+    if anchor is not None:
+        mail["In-Reply-To"] = anchor.external_id
+        mail["References"] = " ".join(_references(anchor))
+    text = message.text or message.caption or ""
+    mail.set_content(text)
+    mail.add_alternative(to_html(text), subtype="html")
+    if message.media_url:
+        _attach(mail, message)
+    return mail
+
+
+def recipient(channel, message):
+    """The address the contact wrote from on this channel, else their e-mail."""
+    sql = (
+        'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
+        'ORDER BY "channel_id" = ? DESC, "created_at", "id" LIMIT 1'
+    )
+    address = scalar(sql, message.contact_id, "email", channel.id)
+    if not address:
+        contact = Contact.get_or_none(Contact.id == message.contact_id)
+        address = contact and contact.email
+    if not address:
+        raise SendError("NO_RECIPIENT", "The contact has no e-mail address", None)
+    return address
+
+
+def _anchor(message):
+    """The mail `message` answers: its reply_to, else the conversation's latest."""
+    query = Message.select().where(
+        Message.conversation == message.conversation_id,
+        Message.channel == message.channel_id,
+        Message.external_id.startswith("<"),
+        Message.id != message.id,
+    )
+    if message.reply_to_id:
+        replied = query.where(Message.id == message.reply_to_id).first()
+        if replied is not None:
+            return replied
+    return query.order_by(Message.created_at.desc(), Message.id.desc()).first()
+
+
+def _email(message):
+    found = (message.metadata or {}).get("email")
+    return found if isinstance(found, dict) else {}
+
+
+def _references(anchor):
+    kept = [ref for ref in _email(anchor).get("references") or [] if isinstance(ref, str)]
+    return [*kept, anchor.external_id][-MAX_REFERENCES:]
+
+
+def subject(settings, message, anchor):
+    given = (message.metadata or {}).get("subject")
+    if isinstance(given, str) and given.strip():
+        return _one_line(given)
+    before = _email(anchor).get("subject") if anchor is not None else None
+    if isinstance(before, str) and before.strip():
+        return f"Re: {_one_line(_RE.sub('', before))}".rstrip()
+    return f"Message from {settings.get('from_name') or settings['from_address']}"
+
+
+def _one_line(text):
+    return " ".join(text.split())[:900]
+
+
+def _attach(mail, message):
+    data = _media_bytes(message.media_url)
+    mime = message.media_mime_type or mimetypes.guess_type(message.media_url)[0]
+    maintype, _, subtype = (mime or "application/octet-stream").partition("/")
+    name = urlsplit(message.media_url).path.rsplit("/", 1)[-1] or "attachment"
+    mail.add_attachment(data, maintype=maintype, subtype=subtype or "octet-stream", filename=name)
+
+
+def _media_bytes(url):
+    own = media.public_url("")
+    if url.startswith(own):
+        try:
+            path, _, _ = media.stored_file(url[len(own) :])
+        except Exception:
+            raise SendError("MEDIA_NOT_FOUND", f"No media file at {url}", None) from None
+        return path.read_bytes()
+    return _fetched(url)
+
+
+def _fetched(url):
+    config = current_app.config
+    allow, limit = config["EMAIL_ALLOW_PRIVATE_HOSTS"], config["MEDIA_MAX_BYTES"]
+    try:
+        response = netguard.safe_request(
+            "GET",
+            url,
+            allow_private=allow,
+            allowed_ports=() if allow else None,
+            timeout=config["EMAIL_TIMEOUT_SECONDS"],
+            max_bytes=limit,
+        )
+    except netguard.UnsafeURL as error:
+        title = netguard.refusal(error, servers.PRIVATE_SETTING)
+        raise SendError("MEDIA_URL_NOT_ALLOWED", title, None) from None
+    except requests.RequestException as error:
+        title = f"The attachment could not be fetched ({type(error).__name__})"
+        raise SendError("MEDIA_UNREACHABLE", title, None, True) from None
+    if response.status_code != 200 or response.truncated:
+        problem = "is over media.max_bytes" if response.truncated else "answered"
+        title = f"The attachment {problem} (HTTP {response.status_code})"
+        raise SendError("MEDIA_UNAVAILABLE", title, None, response.status_code >= 500)
+    return response.content
+
+
+def _delivered(settings, mail):
+    try:
+        connection = servers.smtp(settings)
+    except servers.MailError as error:
+        raise SendError(
+            error.code, error.title, error.as_dict()["details"], error.retryable
+        ) from None
+    try:
+        connection.send_message(mail)
+    except smtplib.SMTPRecipientsRefused as error:
+        code, said = next(iter(error.recipients.values()))
+        raise _refusal(code, said, "recipient") from None
+    except smtplib.SMTPResponseException as error:
+        raise _refusal(error.smtp_code, error.smtp_error, "message") from None
+    except smtplib.SMTPNotSupportedError as error:  # an address SMTPUTF8 would need
+        raise SendError("SMTP_NOT_SUPPORTED", f"The SMTP server cannot take it: {error}") from None
+    except (smtplib.SMTPException, OSError) as error:
+        title = f"The SMTP server was lost while sending ({type(error).__name__})"
+        raise SendError("SMTP_UNREACHABLE", title, None, True) from None
+    finally:
+        _quit(connection)
+
+
+def _refusal(code, said, what):
+    said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    title = f"The SMTP server refused the {what}: {code} {said}"
+    return SendError(f"SMTP_{code}", title, {"smtp_code": code}, 400 <= code < 500)
+
+
+def _quit(connection):
+    try:
+        connection.quit()
+    except (smtplib.SMTPException, OSError):
+        connection.close()

@@ -1,0 +1,233 @@
+"""Mail read from a real IMAP server (Dovecot on loopback): each mail one
+message, stored once, in its thread, with its text and attachments; mail the
+agent must never answer is logged and left alone."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agent_platform.channels.email import intake, polling
+from agent_platform.models import ChannelEvent, Contact, Message
+from agent_platform.models.email import EmailMailbox
+from agent_platform.services import replies
+from conversations_helpers import data, events, make_contact
+from email_helpers import *  # noqa: F403  (the fixtures)
+from email_helpers import CUSTOMER, PUBLIC_URL, email_channel, mail, poll
+
+
+@pytest.fixture
+def channel(caller, dovecot, mailbox, smtp):
+    return email_channel(caller, dovecot, mailbox, smtp)
+
+
+def deliver(dovecot, mailbox, raw, arrived=None):
+    return dovecot.deliver(raw, user=mailbox, arrived=arrived)
+
+
+def stored():
+    return list(Message.select().where(Message.direction == "inbound").order_by(Message.created_at))
+
+
+def fetched(client, url):
+    """The bytes the platform serves at `url` (one of its /media URLs)."""
+    with client.get(url.removeprefix(PUBLIC_URL)) as response:
+        assert response.status_code == 200
+        return response.data
+
+
+def skipped(channel_id):
+    return [e.payload for e in ChannelEvent.of_channel(channel_id) if e.kind == "skipped"]
+
+
+def test_a_mail_becomes_a_message_of_the_sender_with_the_full_original_kept(
+    client, caller, channel, dovecot, mailbox
+):
+    quoted = (
+        "Vocês entregam no sábado?\n\nBia\n-- \nBia Souza | Compras\n\n"
+        "On Wed, 25 Nov 2026 at 09:00, Loja <help@example.com> wrote:\n> Olá!\n"
+    )
+    raw = mail(quoted, subject="Entrega")
+    deliver(dovecot, mailbox, raw)
+    assert poll(channel["id"]) == 1
+    [message] = stored()
+    assert message.text == "Vocês entregam no sábado?\n\nBia"  # what the agent reads
+    header = message.metadata["email"]
+    assert header["full_text"].startswith(quoted.strip()[:40]) and "> Olá!" in header["full_text"]
+    assert (header["subject"], header["from"]) == ("Entrega", CUSTOMER)
+    assert header["original_url"].startswith(f"{PUBLIC_URL}/media/")
+    assert fetched(client, header["original_url"]).replace(b"\r\n", b"\n") == raw.replace(
+        b"\r\n", b"\n"
+    )
+    contact = Contact.get_by_id(message.contact_id)
+    assert (contact.email, contact.name) == (CUSTOMER, "Bia Souza")
+    assert [name for name, _ in events(caller.workspace_id) if name == "message.received"] == [
+        "message.received"
+    ]
+
+
+def test_an_html_only_mail_is_read_as_text(channel, dovecot, mailbox):
+    html = (
+        "<html><head><style>p {color: red}</style></head><body>"
+        "<p>Quero <b>trocar</b> o pedido&nbsp;#123.</p><ul><li>tamanho M</li><li>azul</li></ul>"
+        "<blockquote>texto antigo</blockquote><script>alert(1)</script></body></html>"
+    )
+    deliver(dovecot, mailbox, mail(html=html))
+    assert poll(channel["id"]) == 1
+    [message] = stored()
+    assert message.text == "Quero trocar o pedido #123.\n\n- tamanho M\n- azul"
+    assert message.metadata["email"]["html_only"] is True
+    assert message.metadata["email"]["full_text"].endswith("> texto antigo")
+
+
+def test_attachments_are_stored_as_media(client, channel, dovecot, mailbox):
+    pdf, png = b"%PDF-1.4 pedido", b"\x89PNG\r\n\x1a\nimagem"
+    parts = [("pedido.pdf", "application/pdf", pdf), ("foto.png", "image/png", png)]
+    deliver(dovecot, mailbox, mail("Segue o pedido e a foto.", attachments=parts))
+    assert poll(channel["id"]) == 1
+    [message] = stored()
+    assert (message.type, message.text) == ("text", "Segue o pedido e a foto.")
+    files = message.metadata["attachments"]
+    assert [(f["filename"], f["mime_type"], f["size"]) for f in files] == [
+        ("pedido.pdf", "application/pdf", len(pdf)),
+        ("foto.png", "image/png", len(png)),
+    ]
+    assert [fetched(client, f["url"]) for f in files] == [pdf, png]
+
+
+def test_a_mail_with_only_an_attachment_is_a_media_message(client, channel, dovecot, mailbox):
+    png = b"\x89PNG\r\n\x1a\nso a foto"
+    deliver(dovecot, mailbox, mail("", attachments=[("a.png", "image/png", png)]))
+    poll(channel["id"])
+    [message] = stored()
+    assert (message.type, message.media_mime_type) == ("image", "image/png")
+    assert fetched(client, message.media_url) == png
+
+
+AUTOMATIC = [
+    {"Auto-Submitted": "auto-replied"},
+    {"X-Auto-Response-Suppress": "All"},
+    {"Precedence": "bulk"},
+    {"Precedence": "list"},
+    {"List-Id": "<news.customer.example>"},
+]
+
+
+@pytest.mark.parametrize("headers", AUTOMATIC)
+def test_auto_replies_and_bulk_mail_are_logged_and_never_answered(
+    caller, channel, dovecot, mailbox, smtp, headers
+):
+    deliver(dovecot, mailbox, mail("Estou de férias até segunda.", headers=headers))
+    assert poll(channel["id"]) == 0
+    assert stored() == []
+    [logged] = skipped(channel["id"])
+    assert logged["from"] == CUSTOMER and logged["subject"] == "Horário"
+    assert replies.run_due_replies() == 0 and smtp.received == []
+    assert [name for name, _ in events(caller.workspace_id) if name.startswith("message.")] == []
+
+
+def test_a_delivery_status_notification_is_not_answered(channel, dovecot, mailbox):
+    report = (
+        b"From: Mail Delivery System <MAILER-DAEMON@mx.customer.example>\r\n"
+        b"To: help@example.com\r\nSubject: Undelivered Mail Returned to Sender\r\n"
+        b"Message-ID: <dsn-1@mx.customer.example>\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/report; report-type=delivery-status; boundary="b"\r\n\r\n'
+        b"--b\r\nContent-Type: text/plain\r\n\r\nThe mail could not be delivered.\r\n"
+        b"--b\r\nContent-Type: message/delivery-status\r\n\r\nStatus: 5.1.1\r\n--b--\r\n"
+    )
+    deliver(dovecot, mailbox, report)
+    assert poll(channel["id"]) == 0
+    assert stored() == []
+    assert skipped(channel["id"])[0]["reason"] == "delivery status notification"
+
+
+def test_mail_from_the_channels_own_address_and_blocked_senders_is_skipped(
+    caller, dovecot, mailbox, smtp
+):
+    blocked = ["spam@shop.example", "@annoying.example"]
+    channel = email_channel(caller, dovecot, mailbox, smtp, blocked_senders=blocked)
+    deliver(dovecot, mailbox, mail(sender=mailbox, message_id="<own@example.com>"))
+    deliver(dovecot, mailbox, mail(sender="spam@shop.example"))
+    deliver(dovecot, mailbox, mail(sender="anyone@annoying.example"))
+    deliver(dovecot, mailbox, mail(sender="friend@shop.example"))
+    assert poll(channel["id"]) == 1
+    assert [m.metadata["email"]["from"] for m in stored()] == ["friend@shop.example"]
+    assert [s["reason"] for s in skipped(channel["id"])] == [
+        "sent from the channel's own address",
+        "sender on settings.blocked_senders",
+        "sender on settings.blocked_senders",
+    ]
+
+
+def test_the_same_mail_seen_twice_is_stored_once(caller, channel, dovecot, mailbox):
+    raw = mail("Oi, tudo bem?", message_id="<same-1@customer.example>")
+    deliver(dovecot, mailbox, raw)
+    assert poll(channel["id"]) == 1
+    # The same mail arrives again (a copy, a re-delivery): a new UID, the same Message-ID.
+    deliver(dovecot, mailbox, raw)
+    assert poll(channel["id"]) == 0
+    [message] = stored()
+    assert message.external_id == "<same-1@customer.example>"
+    assert len(events(caller.workspace_id, "message.received")) == 1
+
+
+def test_a_new_uidvalidity_reads_the_mailbox_again_without_repeating_a_mail(
+    caller, channel, dovecot, mailbox
+):
+    deliver(dovecot, mailbox, mail("primeiro"))
+    deliver(dovecot, mailbox, mail("segundo"))
+    assert poll(channel["id"]) == 2
+    # The server rebuilt the mailbox: its UIDs mean nothing any more.
+    EmailMailbox.update(uidvalidity=1).where(EmailMailbox.channel == channel["id"]).execute()
+    deliver(dovecot, mailbox, mail("terceiro"))
+    assert poll(channel["id"]) == 1
+    assert [m.text for m in stored()] == ["primeiro", "segundo", "terceiro"]
+
+
+def test_a_poll_cut_off_by_a_crash_resumes_without_losing_or_repeating(
+    caller, channel, dovecot, mailbox, monkeypatch
+):
+    for words in ("um", "dois", "três"):
+        deliver(dovecot, mailbox, mail(words))
+    real, calls = intake.store, []
+
+    def crashing(channel, uidvalidity, uid, raw, now=None):
+        calls.append(uid)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the process dies while storing the second mail
+        return real(channel, uidvalidity, uid, raw, now)
+
+    monkeypatch.setattr(intake, "store", crashing)
+    with pytest.raises(KeyboardInterrupt):
+        poll(channel["id"])
+    assert [m.text for m in stored()] == ["um"]
+    monkeypatch.setattr(intake, "store", real)  # the restarted process
+    assert poll(channel["id"]) == 2
+    assert poll(channel["id"]) == 0
+    assert [m.text for m in stored()] == ["um", "dois", "três"]
+    assert len(events(caller.workspace_id, "message.received")) == 3
+
+
+def test_the_first_poll_leaves_the_mail_that_was_there_before(caller, dovecot, mailbox, smtp):
+    deliver(dovecot, mailbox, mail("antigo"), arrived=datetime.now(UTC) - timedelta(days=3))
+    channel = email_channel(caller, dovecot, mailbox, smtp)
+    deliver(dovecot, mailbox, mail("novo"))
+    assert poll(channel["id"]) == 1
+    assert [m.text for m in stored()] == ["novo"]
+
+
+def test_a_known_address_is_the_same_contact_across_channels(caller, channel, dovecot, mailbox):
+    known = make_contact(caller, name="Bia", email=CUSTOMER, phone="+5511933334444")
+    deliver(dovecot, mailbox, mail())
+    poll(channel["id"])
+    [message] = stored()
+    assert message.contact_id == known["id"]
+    identities = data(caller.get(f"/v1/contacts/{known['id']}"))["identities"]
+    assert {"type": "email", "external_id": CUSTOMER} in [
+        {k: i[k] for k in ("type", "external_id")} for i in identities
+    ]
+
+
+def test_the_scheduled_job_polls_every_channel_with_a_mailbox(caller, channel, dovecot, mailbox):
+    deliver(dovecot, mailbox, mail())
+    assert polling.poll_mailboxes() == 1
+    assert len(stored()) == 1

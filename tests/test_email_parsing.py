@@ -1,0 +1,102 @@
+"""What the agent reads of a mail, and mail no one wrote carefully: the
+parser never raises on a mail's content (public functions, no server)."""
+
+import pytest
+
+from agent_platform.channels.email.parser import parse
+from agent_platform.channels.email.sender import subject
+from agent_platform.channels.email.text import html_to_text, stripped, to_html
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        "On Tue, 24 Nov 2026 at 10:00, Loja <help@example.com> wrote:\n> Olá\n> Como vai?",
+        "Em ter., 24 de nov. de 2026 às 10:00, Loja <help@example.com> escreveu:\n> Olá",
+        "Le mar. 24 nov. 2026 à 10:00, Loja <help@example.com> a écrit :\n> Bonjour",
+        "-----Original Message-----\nFrom: Loja\nSent: Tuesday\nSubject: Olá\n\nOlá",
+        "From: Loja <help@example.com>\nSent: Tuesday, November 24, 2026 10:00\nTo: Bia\n\nOlá",
+        "-- \nBia Souza\nCompras | Empresa X\n+55 11 99999-0000",
+        "Sent from my iPhone",
+    ],
+)
+def test_quoted_history_and_signatures_are_cut_off(history):
+    assert stripped(f"Quero mudar o endereço.\n\n{history}") == "Quero mudar o endereço."
+
+
+def test_a_mail_that_is_all_quote_keeps_its_text():
+    assert stripped("> só uma citação") == "> só uma citação"
+
+
+def test_a_from_line_in_the_customers_own_words_is_kept():
+    text = "From: the order form I got an error.\nCan you help?"
+    assert stripped(text) == text
+
+
+def test_html_links_entities_and_hidden_parts():
+    markup = "<p>Ver <a href='https://x.example'>pedido</a> &amp; &lt;nota&gt;</p><style>x</style>"
+    assert html_to_text(markup) == "Ver pedido & <nota>"
+    assert html_to_text("<div>a<br>b</div><table><tr><td>c</td></tr></table>") == "a\nb\n\nc"
+
+
+def test_the_html_part_escapes_the_text():
+    assert "<p>1 &lt; 2 &amp; <b>" not in to_html("1 < 2 & <b>")
+    assert "<p>1 &lt; 2 &amp; &lt;b&gt;</p>" in to_html("1 < 2 & <b>")
+    assert "<p>a<br>b</p>\n<p>c</p>" in to_html("a\nb\n\nc")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("Horário", "Re: Horário"),
+        ("Re: Horário", "Re: Horário"),
+        ("RE: Re: re:Horário", "Re: Horário"),
+        ("Fwd: Re: Pedido", "Re: Pedido"),
+        ("AW: Pedido", "Re: Pedido"),
+        ("Re:", "Re:"),
+        ("  many   spaces\r\n folded  ", "Re: many spaces folded"),
+    ],
+)
+def test_re_is_added_once(before, after):
+    class Anchor:
+        metadata = {"email": {"subject": before}}
+
+    class Outgoing:
+        metadata = {}
+
+    assert subject({"from_address": "a@b.co"}, Outgoing, Anchor) == after
+
+
+HOSTILE = [
+    b"",
+    b"\x00\xff\xfe garbage with no headers",
+    b"From: =?x-unknown?q?caf=E9?= <a@b.co>\r\nSubject: =?utf-8?b?!!!?=\r\n\r\nbody",
+    b"From: a@b.co\r\nContent-Type: text/plain; charset=x-no-such-charset\r\n\r\ncaf\xe9",
+    b"From: a@b.co\r\nDate: Fri, 31 Dec 9999 23:59:59 -1200\r\n\r\nfar future",
+    b"From: a@b.co\r\nMessage-ID: <" + b"x" * 400 + b"@y>\r\n\r\nlong id",
+    b"From: a@b.co\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n" * 200,
+    b"From: \r\nIn-Reply-To: <<<>>>\r\nReferences: " + b"<r@x> " * 5000 + b"\r\n\r\nrefs",
+]
+
+
+@pytest.mark.parametrize("raw", HOSTILE)
+def test_hostile_mail_is_parsed_without_raising(raw):
+    mail = parse(raw)
+    assert mail.message_id.startswith("<") and len(mail.message_id) <= 200
+    assert len(mail.thread) <= 50 and isinstance(mail.text, str)
+
+
+def test_a_mail_without_message_id_gets_one_from_its_bytes():
+    raw = b"From: Bia <bia@x.example>\r\nSubject: oi\r\n\r\nola"
+    assert parse(raw).message_id == parse(raw).message_id != parse(raw + b"!").message_id
+    assert parse(raw).message_id.endswith("@no-message-id>")
+
+
+def test_unknown_charsets_are_read_as_utf8_with_replacements():
+    raw = b"From: a@b.co\r\nContent-Type: text/plain; charset=x-no-such-charset\r\n\r\ncaf\xe9"
+    assert parse(raw).text == "caf\ufffd"
+
+
+def test_a_far_future_date_is_dropped_rather_than_overflowing():
+    raw = b"From: a@b.co\r\nDate: Fri, 31 Dec 9999 23:59:59 -1200\r\n\r\nx"
+    assert parse(raw).date is None

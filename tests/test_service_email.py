@@ -1,0 +1,77 @@
+"""A team's mailbox served as a user runs it: `agent-platform serve`
+(gunicorn, the scheduler in its worker) polls the Dovecot mailbox on its
+own, the agent answers from its knowledge, and the answer leaves through
+the SMTP server in the customer's thread; the customer's reply to it is
+answered in the same conversation. No test code calls a job function."""
+
+import json
+import os
+
+import pytest
+
+from email_helpers import *  # noqa: F403  (the fixtures)
+from email_helpers import CUSTOMER, PUBLIC_URL, mail, mail_settings
+from test_cli import free_port, serving
+from test_service_jobs import Api, wait_for
+
+QUESTION, ANSWER = "A que horas vocês abrem?", "Abrimos todos os dias das 9h às 18h."
+
+
+@pytest.fixture
+def served(tmp_path):
+    port = free_port()
+    settings = {
+        "DATABASE_PATH": str(tmp_path / "served.db"),
+        "MEDIA_DIR": str(tmp_path / "media"),
+        "SERVER_PUBLIC_URL": PUBLIC_URL,
+        "EMAIL_POLL_SECONDS": 0.5,
+        "EMAIL_ALLOW_PRIVATE_HOSTS": True,
+        "REPLIES_DEBOUNCE_SECONDS": 0,
+        "MESSAGES_SEND_POLL_SECONDS": 0.5,
+    }
+    environ = dict(os.environ)
+    environ.update({f"AGENT_PLATFORM_{k}": json.dumps(v) for k, v in settings.items()})
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        yield Api(base, lines[1].strip())
+
+
+def test_mail_sent_to_the_mailbox_is_answered_in_its_thread(served, dovecot, mailbox, smtp):
+    agent = served.call("POST", "/v1/agents", {"name": "Ana"}, 201)["id"]
+    qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
+    served.call("POST", f"/v1/agents/{agent}/trainings", qa, 201)
+    settings = mail_settings(dovecot, mailbox, smtp)
+    channel = {"name": "Help desk", "type": "email", "settings": settings}
+    channel_id = served.call("POST", "/v1/channels", channel, 201)["id"]
+    served.call("POST", f"/v1/channels/{channel_id}/connect", {"agent_id": agent})
+    assert served.call("POST", f"/v1/channels/{channel_id}/verify")["ok"] is True
+
+    dovecot.deliver(mail(QUESTION, message_id="<q1@customer.example>"), user=mailbox)
+    [answer] = wait_for(smtp.mails, "answered the mail")
+    assert (answer["To"], answer["In-Reply-To"], answer["Subject"]) == (
+        CUSTOMER,
+        "<q1@customer.example>",
+        "Re: Horário",
+    )
+    assert answer.get_body(preferencelist=("plain",)).get_content().strip() == ANSWER
+
+    reply = mail(
+        QUESTION,
+        subject="Re: Horário",
+        message_id="<q2@customer.example>",
+        headers={
+            "In-Reply-To": answer["Message-ID"],
+            "References": f"{answer['References']} {answer['Message-ID']}",
+        },
+    )
+    dovecot.deliver(reply, user=mailbox)
+    second = wait_for(lambda: smtp.mails()[1:], "answered the reply")[0]
+    assert second["In-Reply-To"] == "<q2@customer.example>"
+    assert answer["Message-ID"] in second["References"]
+    [conversation] = served.call("GET", "/v1/conversations")
+    messages = served.call("GET", f"/v1/conversations/{conversation['id']}/messages")
+    assert sorted((m["direction"], m["status"]) for m in messages) == [
+        ("inbound", "received"),
+        ("inbound", "received"),
+        ("outbound", "sent"),
+        ("outbound", "sent"),
+    ]
