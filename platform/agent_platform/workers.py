@@ -1,14 +1,14 @@
 """gunicorn's threaded worker with API requests served first.
 
-gthread hands every request to one FIFO thread pool: with hundreds of open
-widgets polling, an integrator's API request queued behind a few dozen polls
-(measured: 8 ms median, 300 ms at p99 of waiting for a thread at 500
-widgets, docs/benchmarks.md). Here the main thread peeks at a request's
-first bytes before queueing it: widget requests (/widget/...) wait in a
-queue of their own, taken only when no other request waits, and hold at
-most WIDGET_SHARE of the threads, so a thread is always free of them for
-the API. Widgets wait a little longer under load, which their poll
-interval hides; API clients do not wait behind them.
+gthread hands every request to one first-in-first-out thread pool: with
+500 open widgets polling, an integrator's API request waited for a thread
+behind their polls and sends (p99 of that wait 160 to 500 ms,
+docs/benchmarks.md). Here the main thread peeks at a request's first bytes
+before queueing it: widget requests (/widget/...) wait in a queue of their
+own, taken only when no other request waits, and hold at most
+widget_share() of the threads, so a thread is always free of them for the
+API. Widgets wait a little longer under load, which their poll interval
+hides; API clients do not wait behind them.
 
 Only the gunicorn master and worker import this (no app, no Flask).
 """
