@@ -4,10 +4,13 @@ The service is started as a self-hoster runs it (gunicorn, one worker,
 server.threads threads, the scheduler inside), with the agent answering from
 its knowledge (the offline provider, instant) and no debounce. N widgets
 (500 by default) behave as widget.js does with its panel open on a visible
-page: a session, then a poll of GET .../api/messages every second for 30 s
-after the visitor wrote or was answered and every 5 s after that (each sends
-a message every 20 to 40 s, the first within 30 s of the start), with the tag
-and since of the previous answer, so most polls are the cheap 204.
+page: a session, then polls of GET .../api/messages with the tag and since
+of the previous answer (so most are the cheap 204), each after the pause
+the previous answer's X-Poll-After gives (1 s while the visitor's message
+awaits its answer, else 5 s) or, from a service that gives none, every
+second for 30 s after the visitor wrote or was answered and every 5 s after
+that. Each widget sends a message every 20 to 40 s, the first within 30 s
+of the start.
 They run in one asyncio loop of this process, on keep-alive connections.
 
 Figures:
@@ -48,11 +51,11 @@ PROBE = Path(__file__).resolve().parent / "probe"
 
 ORIGIN = "https://shop.example.com"
 QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
-# widget.js's schedule with its panel open on a visible page: every FAST
-# seconds for ACTIVE_FOR seconds after the visitor wrote or was answered,
-# then every IDLE seconds (AWAY, the closed panel's or hidden page's 15 s,
-# does not arise here).
-FAST, IDLE, ACTIVE_FOR = 1.0, 5.0, 30.0
+# widget.js's schedule with its panel open on a visible page, without the
+# server's X-Poll-After: every FAST seconds for ACTIVE_FOR seconds after the
+# visitor wrote or was answered, then every IDLE seconds (AWAY, the closed
+# panel's or hidden page's 15 s, does not arise here; it bounds the hint).
+FAST, IDLE, AWAY, ACTIVE_FOR = 1.0, 5.0, 15.0, 30.0
 
 
 class Connection:
@@ -62,6 +65,7 @@ class Connection:
 
     def __init__(self, port):
         self.port, self.reader, self.writer = port, None, None
+        self.poll_after = None  # the last answer's X-Poll-After
 
     async def request(self, method, path, headers, body=None):
         data = json.dumps(body).encode() if body is not None else b""
@@ -75,12 +79,13 @@ class Connection:
         if not status_line:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             status_line = await self._send(sent)
-        length = 0
+        headers = {}
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
+            headers[name.lower()] = value.strip()
+        length = int(headers.get("content-length", 0))
         payload = await self.reader.readexactly(length) if length else b""
+        self.poll_after = float(headers["x-poll-after"]) if "x-poll-after" in headers else None
         return int(status_line.split()[1]), json.loads(payload) if payload else None
 
     async def _send(self, request):
@@ -126,7 +131,14 @@ async def widget(port, channel, figures, stop_at):
                 active_until = time.monotonic() + ACTIVE_FOR
         else:
             figures.errors += 1
-        await asyncio.sleep(FAST if time.monotonic() < active_until else IDLE)
+        await asyncio.sleep(pace(connection.poll_after, time.monotonic() < active_until))
+
+
+def pace(poll_after, active):
+    """widget.js's: the server's X-Poll-After when it gives one, else its own."""
+    if poll_after is not None:
+        return min(max(poll_after, FAST), AWAY)
+    return FAST if active else IDLE
 
 
 def answered(messages, waiting, figures):
@@ -229,7 +241,10 @@ def service_cpu(pid):
     on_cpu = waiting = 0
     for process in [pid, *_children(pid)]:
         for task in Path(f"/proc/{process}/task").iterdir():
-            run, wait, _ = (task / "schedstat").read_text().split()
+            try:
+                run, wait, _ = (task / "schedstat").read_text().split()
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
             on_cpu, waiting = on_cpu + int(run), waiting + int(wait)
     return on_cpu / 1e9, waiting / 1e9
 

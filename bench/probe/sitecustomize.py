@@ -102,8 +102,11 @@ def threads_cpu():
     names[os.getpid()] = "main"
     times = {}
     for tid in os.listdir(f"/proc/{os.getpid()}/task"):
-        with open(f"/proc/{os.getpid()}/task/{tid}/schedstat") as stat:
-            on_cpu, waiting, _ = stat.read().split()
+        try:
+            with open(f"/proc/{os.getpid()}/task/{tid}/schedstat") as stat:
+                on_cpu, waiting, _ = stat.read().split()
+        except FileNotFoundError:  # a thread that ended meanwhile (a job's)
+            continue
         times[f"{names.get(int(tid), 'other')}:{tid}"] = (int(on_cpu) / 1e9, int(waiting) / 1e9)
     return times
 
