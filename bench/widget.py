@@ -27,8 +27,10 @@ nice -10 (root only), so that the load generators and other work on the
 machine take as little as may be from the service. --probe loads
 bench/probe/ into the service and splits each /v1/me and poll into its
 wait for a thread, its handler's time, and the main thread's delay after.
+--old-script: the widgets ignore X-Poll-After, as a widget.js pasted before
+it does.
 
-    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe]
+    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe] [--old-script]
 """
 
 import argparse
@@ -102,7 +104,7 @@ class Figures:
         self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
 
 
-async def widget(port, channel, figures, stop_at):
+async def widget(port, channel, figures, stop_at, old_script):
     connection = Connection(port)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
@@ -131,7 +133,8 @@ async def widget(port, channel, figures, stop_at):
                 active_until = time.monotonic() + ACTIVE_FOR
         else:
             figures.errors += 1
-        await asyncio.sleep(pace(connection.poll_after, time.monotonic() < active_until))
+        hint = None if old_script else connection.poll_after
+        await asyncio.sleep(pace(hint, time.monotonic() < active_until))
 
 
 def pace(poll_after, active):
@@ -170,10 +173,11 @@ def setup(service):
     return channel["id"]
 
 
-def run_widgets(port, channel, count, seconds, figures):
+def run_widgets(port, channel, count, seconds, figures, old_script):
     async def all_of_them():
         stop_at = time.monotonic() + seconds
-        await asyncio.gather(*(widget(port, channel, figures, stop_at) for _ in range(count)))
+        widgets = (widget(port, channel, figures, stop_at, old_script) for _ in range(count))
+        await asyncio.gather(*widgets)
 
     asyncio.run(all_of_them())
 
@@ -189,6 +193,7 @@ def main():
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
+    parser.add_argument("--old-script", action="store_true")
     options = parser.parse_args()
     environ = {
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
@@ -213,7 +218,14 @@ def main():
         figures = Figures()
         load = threading.Thread(
             target=run_widgets,
-            args=(service.port, channel, options.widgets, options.seconds, figures),
+            args=(
+                service.port,
+                channel,
+                options.widgets,
+                options.seconds,
+                figures,
+                options.old_script,
+            ),
         )
         started = time.monotonic()
         load.start()
