@@ -4,10 +4,13 @@ The service is started as a self-hoster runs it (gunicorn, one worker,
 server.threads threads, the scheduler inside), with the agent answering from
 its knowledge (the offline provider, instant) and no debounce. N widgets
 (500 by default) behave as widget.js does with its panel open on a visible
-page: a session, then a poll of GET .../api/messages every second for 30 s
-after the visitor wrote or was answered and every 5 s after that (each sends
-a message every 20 to 40 s, the first within 30 s of the start), with the tag
-and since of the previous answer, so most polls are the cheap 204.
+page: a session, then polls of GET .../api/messages with the tag and since
+of the previous answer (so most are the cheap 204), each after the pause
+the previous answer's X-Poll-After gives (1 s while the visitor's message
+awaits its answer, else 5 s) or, from a service that gives none, every
+second for 30 s after the visitor wrote or was answered and every 5 s after
+that. Each widget sends a message every 20 to 40 s, the first within 30 s
+of the start.
 They run in one asyncio loop of this process, on keep-alive connections.
 
 Figures:
@@ -15,14 +18,25 @@ Figures:
   agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
 - /v1/me p99 for an API client (wrk, 16 paced connections) without the
   widgets and with them, and the ratio;
-- the widgets' poll rate and how many polls were 204.
+- the widgets' poll rate and how many polls were 204;
+- the load average before the run, and while /v1/me is measured with the
+  widgets, the service's time on a CPU and runnable but waiting for one.
 
-    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60]
+--pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
+nice -10 (root only), so that the load generators and other work on the
+machine take as little as may be from the service. --probe loads
+bench/probe/ into the service and splits each /v1/me and poll into its
+wait for a thread, its handler's time, and the main thread's delay after.
+--old-script: the widgets ignore X-Poll-After, as a widget.js pasted before
+it does.
+
+    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe] [--old-script]
 """
 
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
@@ -33,15 +47,17 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loadgen import PACED_SCRIPT, Service, wrk  # noqa: E402
+from loadgen import PACED_SCRIPT, Service, _children, wrk  # noqa: E402
+
+PROBE = Path(__file__).resolve().parent / "probe"
 
 ORIGIN = "https://shop.example.com"
 QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
-# widget.js's schedule with its panel open on a visible page: every FAST
-# seconds for ACTIVE_FOR seconds after the visitor wrote or was answered,
-# then every IDLE seconds (AWAY, the closed panel's or hidden page's 15 s,
-# does not arise here).
-FAST, IDLE, ACTIVE_FOR = 1.0, 5.0, 30.0
+# widget.js's schedule with its panel open on a visible page, without the
+# server's X-Poll-After: every FAST seconds for ACTIVE_FOR seconds after the
+# visitor wrote or was answered, then every IDLE seconds (AWAY, the closed
+# panel's or hidden page's 15 s, does not arise here; it bounds the hint).
+FAST, IDLE, AWAY, ACTIVE_FOR = 1.0, 5.0, 15.0, 30.0
 
 
 class Connection:
@@ -51,6 +67,7 @@ class Connection:
 
     def __init__(self, port):
         self.port, self.reader, self.writer = port, None, None
+        self.poll_after = None  # the last answer's X-Poll-After
 
     async def request(self, method, path, headers, body=None):
         data = json.dumps(body).encode() if body is not None else b""
@@ -64,12 +81,13 @@ class Connection:
         if not status_line:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             status_line = await self._send(sent)
-        length = 0
+        headers = {}
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
+            headers[name.lower()] = value.strip()
+        length = int(headers.get("content-length", 0))
         payload = await self.reader.readexactly(length) if length else b""
+        self.poll_after = float(headers["x-poll-after"]) if "x-poll-after" in headers else None
         return int(status_line.split()[1]), json.loads(payload) if payload else None
 
     async def _send(self, request):
@@ -86,7 +104,7 @@ class Figures:
         self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
 
 
-async def widget(port, channel, figures, stop_at):
+async def widget(port, channel, figures, stop_at, old_script):
     connection = Connection(port)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
@@ -115,7 +133,15 @@ async def widget(port, channel, figures, stop_at):
                 active_until = time.monotonic() + ACTIVE_FOR
         else:
             figures.errors += 1
-        await asyncio.sleep(FAST if time.monotonic() < active_until else IDLE)
+        hint = None if old_script else connection.poll_after
+        await asyncio.sleep(pace(hint, time.monotonic() < active_until))
+
+
+def pace(poll_after, active):
+    """widget.js's: the server's X-Poll-After when it gives one, else its own."""
+    if poll_after is not None:
+        return min(max(poll_after, FAST), AWAY)
+    return FAST if active else IDLE
 
 
 def answered(messages, waiting, figures):
@@ -147,10 +173,11 @@ def setup(service):
     return channel["id"]
 
 
-def run_widgets(port, channel, count, seconds, figures):
+def run_widgets(port, channel, count, seconds, figures, old_script):
     async def all_of_them():
         stop_at = time.monotonic() + seconds
-        await asyncio.gather(*(widget(port, channel, figures, stop_at) for _ in range(count)))
+        widgets = (widget(port, channel, figures, stop_at, old_script) for _ in range(count))
+        await asyncio.gather(*widgets)
 
     asyncio.run(all_of_them())
 
@@ -164,31 +191,109 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widgets", type=int, default=500)
     parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--pin", action="store_true")
+    parser.add_argument("--probe", action="store_true")
+    parser.add_argument("--old-script", action="store_true")
     options = parser.parse_args()
-    service = Service(
-        {
-            "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
-            "AGENT_PLATFORM_WIDGET_ADDRESS_REQUESTS_PER_MINUTE": "1000000",
-            # wrk's API client must not meet the per-key limit either.
-            "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
-        }
-    ).start()
+    environ = {
+        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+        "AGENT_PLATFORM_WIDGET_ADDRESS_REQUESTS_PER_MINUTE": "1000000",
+        # wrk's API client must not meet the per-key limit either.
+        "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
+    }
+    probe_out = None
+    if options.probe:
+        probe_out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"widget-probe-{os.getpid()}")
+        environ.update(PYTHONPATH=str(PROBE), WIDGET_PROBE_OUT=probe_out)
+    load_before = os.getloadavg()[0]
+    if options.pin:
+        os.nice(-10)
+        os.sched_setaffinity(0, {0})  # the service inherits CPU 0
+    service = Service(environ).start()
+    if options.pin:
+        os.sched_setaffinity(0, {1})  # this process and wrk
     try:
         channel = setup(service)
-        quiet = me_p99(service, 10)
+        quiet_window = (time.time(), me_p99(service, 10), time.time())
         figures = Figures()
         load = threading.Thread(
             target=run_widgets,
-            args=(service.port, channel, options.widgets, options.seconds, figures),
+            args=(
+                service.port,
+                channel,
+                options.widgets,
+                options.seconds,
+                figures,
+                options.old_script,
+            ),
         )
         started = time.monotonic()
         load.start()
         time.sleep(min(20, options.seconds / 3))  # every widget is polling by then
-        loaded = me_p99(service, 10)
+        cpu_before = service_cpu(service.process.pid)
+        loaded_window = (time.time(), me_p99(service, 10), time.time())
+        on_cpu, waiting = service_cpu(service.process.pid)
+        cpu = (on_cpu - cpu_before[0], waiting - cpu_before[1])
         load.join()
-        report(options, figures, quiet, loaded, time.monotonic() - started)
+        print(f"load average (1 min) before the run: {load_before:.2f}")
+        report(options, figures, quiet_window[1], loaded_window[1], time.monotonic() - started)
+        print(f"  service while /v1/me was loaded: {cpu[0]:.1f} s on a CPU, {cpu[1]:.1f} s", end="")
+        print(" runnable but waiting for one (all its threads)")
+        if probe_out:
+            time.sleep(2.5)  # its last lines
     finally:
         service.cleanup()
+    if probe_out:
+        report_probe(probe_out, {"alone": quiet_window, "loaded": loaded_window})
+
+
+def service_cpu(pid):
+    """(seconds on a CPU, seconds runnable waiting for one), all threads of
+    the service's processes."""
+    on_cpu = waiting = 0
+    for process in [pid, *_children(pid)]:
+        for task in Path(f"/proc/{process}/task").iterdir():
+            try:
+                run, wait, _ = (task / "schedstat").read_text().split()
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+            on_cpu, waiting = on_cpu + int(run), waiting + int(wait)
+    return on_cpu / 1e9, waiting / 1e9
+
+
+def report_probe(path, windows):
+    records, late = [], []
+    with open(path) as lines:
+        for line in lines:
+            written = json.loads(line)
+            records += written["records"]
+            late += written["late"]
+    os.remove(path)
+    for name, (start, _, end) in windows.items():
+        for kind in ("me", "poll"):
+            rows = [row for row in records if row[0] == kind and start <= row[4] <= end]
+            if rows:
+                columns = list(zip(*rows, strict=True))[1:4]
+                parts = zip(
+                    ("wait for a thread", "handler", "main thread after"), columns, strict=True
+                )
+                print(
+                    f"  {name:6} {kind:4} ({len(rows)}): "
+                    + ", ".join(
+                        f"{part} {percentile(values, 0.5):.1f} / {percentile(values, 0.99):.1f} ms"
+                        for part, values in parts
+                    )
+                )
+        slept = [value for moment, value in late if start <= moment <= end]
+        print(
+            f"  {name:6} a 1 ms sleep woke late by p50 {percentile(slept, 0.5):.2f} / "
+            f"p99 {percentile(slept, 0.99):.2f} ms (the wait for the GIL and a CPU)"
+        )
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] * 1000 if ordered else 0.0
 
 
 def report(options, figures, quiet, loaded, elapsed):

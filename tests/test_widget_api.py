@@ -4,9 +4,11 @@ human taking over. The reply job runs as the scheduler would run it."""
 
 import hashlib
 import hmac
+from datetime import timedelta
 
 import pytest
 
+from agent_platform.models import Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import replies, sending
 from conftest import assert_error
@@ -334,6 +336,41 @@ def test_an_unchanged_poll_is_answered_ahead_of_flask_with_every_check(
     other_channel = Visitor(client, second["id"], token=visitor.token).call("GET", query)
     assert data(other_channel)["messages"] == []
     assert len([path for path in flask_calls if path.startswith("/widget/")]) == 4
+
+
+def test_each_poll_says_when_to_ask_again(client, site, flask_calls):
+    """1 s while the visitor's message awaits its answer (two minutes at
+    most), else 5 s: on the route's answers and on the fast path's 204,
+    readable by the widget's script across origins."""
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+
+    def pace():
+        query = f"messages?seen={visitor.tag}" if visitor.tag else "messages"
+        query += f"&since={visitor.since}" if visitor.since else ""
+        response = visitor.call("GET", query)
+        if response.status_code == 200:
+            changed = data(response)
+            visitor.since, visitor.tag = changed["since"], changed["tag"]
+        assert response.headers["Access-Control-Expose-Headers"] == "X-Poll-After"
+        return response.status_code, response.headers["X-Poll-After"]
+
+    assert pace() == (200, "5")  # nobody wrote yet
+    assert pace() == (204, "5")
+    mine = data(visitor.say(QUESTION, "c-1"), 201)
+    assert pace() == (200, "1")  # the visitor's own message, awaiting its answer
+    flask_calls.clear()
+    assert pace() == (204, "1") and flask_calls == []  # the fast path says it too
+    answer_now()
+    assert pace() == (200, "5")
+    assert pace() == (204, "5")
+    data(visitor.say("And on Sundays?", "c-2"), 201)
+    assert pace() == (200, "1")
+    # Unanswered for two minutes: the quiet pace again (the agent may never answer).
+    Message.update(created_at=utcnow() - timedelta(minutes=2)).where(
+        Message.conversation == Message.get_by_id(mine["id"]).conversation_id
+    ).execute()
+    assert pace() == (204, "5")
 
 
 def test_an_unchanged_poll_counts_once_against_the_limits(client, site, flask_calls):

@@ -37,11 +37,12 @@ class _Gunicorn(BaseApplication):
 
 def gunicorn_options(config):
     """One worker process with threads: SQLite has one writer at a time anyway,
-    and one process keeps the in-memory rate limiter exact."""
+    and one process keeps the in-memory rate limiter exact. Its threads serve
+    API requests before widget polls (agent_platform.workers)."""
     return {
         "bind": f"{config['SERVER_HOST']}:{config['SERVER_PORT']}",
         "workers": 1,
-        "worker_class": "gthread",
+        "worker_class": "agent_platform.workers.ApiFirstWorker",
         "threads": config["SERVER_THREADS"],
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "loglevel": config["LOG_LEVEL"].lower(),

@@ -20,6 +20,9 @@ MAX_BODY_BYTES = 16 * 1024
 # How long a browser may reuse a preflight's answer (Chromium caps it at 2 h).
 PREFLIGHT_MAX_AGE = "7200"
 ALLOWED_HEADERS = "Content-Type, X-Visitor-Token"
+# A poll's answer says when to ask again (seconds); the widget's script may
+# read it across origins only when the answer names it.
+POLL_AFTER = "X-Poll-After"
 PREFIX = "/widget/"
 POLL_SUFFIX = "/api/messages"
 # Where the fast path leaves its rate-limit verdict for the route it falls
@@ -86,8 +89,12 @@ def send(channel_id):
 def poll(channel_id):
     """What changed since the last poll; 204 when nothing did."""
     args = request.args
-    changed = visitors.changes(g.widget_channel, g.visitor, args.get("since"), args.get("seen"))
-    return Response(status=204) if changed is None else _data(changed)
+    changed, poll_after = visitors.changes(
+        g.widget_channel, g.visitor, args.get("since"), args.get("seen")
+    )
+    response = Response(status=204) if changed is None else _data(changed)
+    response.headers[POLL_AFTER] = str(poll_after)
+    return response
 
 
 @blp.route("/<channel_id>/api/read", methods=["POST"])
@@ -127,6 +134,7 @@ def allow_origin(response):
     origin = g.get("widget_origin")
     if origin:
         response.headers["Access-Control-Allow-Origin"] = origin
+        response.headers["Access-Control-Expose-Headers"] = POLL_AFTER
         response.headers["Vary"] = "Origin"
     return response
 
@@ -243,7 +251,13 @@ def _unchanged(app, req, channel_id):
     req.environ[LIMITS_VERDICT] = None
     visitor = visitors.visitor(channel, token)
     args = req.args
-    if not visitors.unchanged(channel, visitor, args.get("since"), args["seen"]):
+    poll_after = visitors.unchanged(channel, visitor, args.get("since"), args["seen"])
+    if poll_after is None:
         return None
-    cors = [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")] if origin else []
-    return [("Content-Type", "text/html; charset=utf-8"), *cors]  # a 204 has no length
+    cors = [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Expose-Headers", POLL_AFTER),
+        ("Vary", "Origin"),
+    ]
+    headers = [("Content-Type", "text/html; charset=utf-8"), (POLL_AFTER, str(poll_after))]
+    return headers + (cors if origin else [])  # a 204 has no length

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from ...errors import Forbidden, NotFound, ValidationError
 from ...models import Channel, Contact, Conversation, Message
+from ...models.base import utcnow
 from ...services import formats, inbound
 from ..neutral import InboundMessage
 from . import identity
@@ -25,6 +26,13 @@ PAGE = 100
 # become visible with an updated_at older than changes the visitor already
 # saw. What the widget has seen is recognised by a tag, not by the time.
 LAG = timedelta(minutes=5)
+# When the widget should ask again, in seconds, told with every poll's
+# answer (widget.js keeps its own pace when no hint comes): soon while the
+# visitor's last message awaits its answer (for at most AWAIT_FOR), else the
+# quiet pace. So a widget polls fast for its visitor's answer only, not for
+# half a minute after every answer.
+POLL_AWAITING, POLL_QUIET = 1, 5
+AWAIT_FOR = timedelta(minutes=2)
 _SENDERS = {"contact": "visitor", "agent": "agent", "human": "human", "system": "system"}
 
 
@@ -109,24 +117,29 @@ def post_message(channel, visitor, body, max_chars, now=None):
 def changes(channel, visitor, since=None, seen=None, now=None):
     """What changed in the visitor's conversation after `since`, or None
     when it is what the widget has already seen (its tag is `seen`): the
-    cheap answer most polls get. Replies the visitor now receives become
-    `delivered` (message.delivered)."""
+    cheap answer most polls get; with either, the seconds until the widget
+    should ask again. Replies the visitor now receives become `delivered`
+    (message.delivered)."""
     since = _parsed_since(since)
     rows = _visible(channel, visitor, since)
+    poll_after = _poll_after(rows, now)
     if seen is not None and _tag(rows) == seen:
-        return None
+        return None, poll_after
     rows = [_delivered(channel, row, now) for row in rows]
-    return {
+    changed = {
         "messages": [render(row, visitor) for row in rows],
         "since": _next_since(rows, since),
         "tag": _tag([row for row in rows if row.updated_at > _next_since_time(rows, since)]),
     }
+    return changed, poll_after
 
 
 def unchanged(channel, visitor, since, seen):
-    """Whether `changes` would answer None, found without writing anything
-    (the fast path of api.widget asks before Flask does)."""
-    return _tag(_visible(channel, visitor, _parsed_since(since))) == seen
+    """The seconds until the widget should ask again when `changes` would
+    answer None, else None: found without writing anything (the fast path
+    of api.widget asks before Flask does)."""
+    rows = _visible(channel, visitor, _parsed_since(since))
+    return _poll_after(rows) if _tag(rows) == seen else None
 
 
 def mark_read(channel, visitor, message_id, now=None):
@@ -163,6 +176,14 @@ def render(message, visitor):
 def _visible(channel, visitor, since):
     conversation = _conversation(channel, visitor)
     return [] if conversation is None else Message.visible_since(conversation.id, since, PAGE)
+
+
+def _poll_after(rows, now=None):
+    """POLL_AWAITING while the newest message is the visitor's and recent."""
+    newest = max(rows, key=lambda row: (row.created_at, row.id), default=None)
+    if newest is None or newest.sender_type != "contact":
+        return POLL_QUIET
+    return POLL_AWAITING if (now or utcnow()) - newest.created_at < AWAIT_FOR else POLL_QUIET
 
 
 def _conversation(channel, visitor):

@@ -4,8 +4,9 @@
  * optionally with data-user-id and data-user-hash (identity verification).
  * Everything a visitor or an agent typed is put on the page with
  * textContent, never as HTML. Replies arrive by polling: about every
- * second while a conversation is active, less often when it is idle or
- * the panel is closed (docs/channels.md, "Website widget"). */
+ * second while the visitor's message awaits its answer, less often when
+ * the conversation is quiet or the panel is closed (docs/channels.md,
+ * "Website widget"). */
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -14,11 +15,14 @@
   var api = found[1] + "/api/";
   var storeKey = "agent-platform-widget:" + found[2];
   var pageMode = script.getAttribute("data-page") === "1";
-  // Poll every FAST ms for ACTIVE_FOR ms after the visitor wrote, opened the
-  // panel or was answered (a reply to their message lands in that window),
-  // then every IDLE ms; every AWAY ms while the panel is closed or the page
-  // hidden. Most widgets are idle, so most polls come at the slower rates.
+  // Without the server's pace (below): poll every FAST ms for ACTIVE_FOR ms
+  // after the visitor wrote, opened the panel or was answered, then every
+  // IDLE ms. Every AWAY ms while the panel is closed or the page hidden.
   var FAST = 1000, IDLE = 5000, AWAY = 15000, ACTIVE_FOR = 30000;
+  // A poll's answer may say when to ask again (X-Poll-After, seconds): soon
+  // while the visitor's message awaits its answer, else the quiet pace. It
+  // stands in for the fast half minute while the panel is open and shown.
+  var pollAfter = null;
   var state = load();
   var known = {}, order = [], config = {}, ui = {};
   var open = pageMode, since = null, tag = null, lastActivity = 0, timer = null, unread = 0;
@@ -37,6 +41,7 @@
       method: method, headers: headers, mode: "cors", credentials: "omit", cache: "no-store",
       body: body ? JSON.stringify(body) : undefined
     }).then(function (response) {
+      if (method === "GET") pollAfter = serverPace(response.headers.get("X-Poll-After"));
       if (response.status === 204) return null;
       return response.json().then(function (json) {
         if (!response.ok) throw json.error || { message: "HTTP " + response.status };
@@ -239,8 +244,16 @@
   function schedule() {
     clearTimeout(timer);
     var delay = !open || document.visibilityState === "hidden" ? AWAY
+      : pollAfter !== null ? pollAfter
       : Date.now() - lastActivity < ACTIVE_FOR ? FAST : IDLE;
     timer = setTimeout(poll, delay);
+  }
+
+  // The server's pace in ms, kept between FAST and AWAY; null without one.
+  function serverPace(value) {
+    var seconds = Number(value);
+    if (!value || !isFinite(seconds)) return null;
+    return Math.min(Math.max(seconds * 1000, FAST), AWAY);
   }
 
   function received(data) {

@@ -1,0 +1,117 @@
+"""A probe for bench/widget.py --probe, loaded by every Python process that
+finds this directory on PYTHONPATH and acting only where WIDGET_PROBE_OUT is
+set (the service's processes). In the gunicorn worker it records, per
+request: the wait for a thread (queued by the main thread to handler start),
+the handler's time, and the main thread's delay in taking the connection
+back; and every millisecond how late a 1 ms sleep wakes (the wait for the
+GIL, and for a CPU). Every 2 s it appends what is new as a JSON line, with
+each thread's time on a CPU and time runnable but waiting for one
+(/proc/.../schedstat). The probe thread itself costs the service about 2%
+of a CPU."""
+
+import json
+import os
+import threading
+import time
+
+OUT = os.environ.get("WIDGET_PROBE_OUT")
+
+
+def kind(req):
+    if req.path == "/v1/me":
+        return "me"
+    if req.path.startswith("/widget/"):
+        return "poll" if req.method == "GET" and req.path.endswith("/api/messages") else "widget"
+    return "other"
+
+
+def install(worker_class):
+    records, lock = [], threading.Lock()
+    enqueue, handle, handle_request, finish = (
+        worker_class.enqueue_req,
+        worker_class.handle,
+        worker_class.handle_request,
+        worker_class.finish_request,
+    )
+
+    def timed_enqueue(self, conn):
+        conn.probe = {"queued": time.perf_counter()}
+        return enqueue(self, conn)
+
+    def timed_handle(self, conn):
+        conn.probe["started"] = time.perf_counter()
+        try:
+            return handle(self, conn)
+        finally:
+            conn.probe["ended"] = time.perf_counter()
+
+    def typed_handle_request(self, req, conn):
+        conn.probe["kind"] = kind(req)
+        return handle_request(self, req, conn)
+
+    def timed_finish(self, conn, future):
+        probe = getattr(conn, "probe", {})
+        if "kind" in probe:
+            row = (
+                probe["kind"],
+                probe["started"] - probe["queued"],
+                probe["ended"] - probe["started"],
+                time.perf_counter() - probe["ended"],
+                time.time(),
+            )
+            with lock:
+                records.append(row)
+        return finish(self, conn, future)
+
+    worker_class.enqueue_req, worker_class.handle = timed_enqueue, timed_handle
+    worker_class.handle_request, worker_class.finish_request = typed_handle_request, timed_finish
+    run = worker_class.run
+
+    def probed_run(self):
+        late = []
+        threading.Thread(target=sleeper, args=(late,), daemon=True).start()
+        threading.Thread(target=writer, args=(records, lock, late), daemon=True).start()
+        return run(self)
+
+    worker_class.run = probed_run
+
+
+def sleeper(late):
+    while True:
+        before = time.perf_counter()
+        time.sleep(0.001)
+        late.append((time.time(), time.perf_counter() - before - 0.001))
+
+
+def writer(records, lock, late):
+    written = slept = 0
+    while True:
+        time.sleep(2)
+        with lock:
+            new = records[written:]
+        written += len(new)
+        new_late, slept = late[slept:], slept + len(late[slept:])
+        line = {"records": new, "late": new_late, "threads": threads_cpu()}
+        with open(OUT, "a") as out:
+            out.write(json.dumps(line) + "\n")
+
+
+def threads_cpu():
+    """{thread name: (seconds on a CPU, seconds runnable waiting for one)}."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    names[os.getpid()] = "main"
+    times = {}
+    for tid in os.listdir(f"/proc/{os.getpid()}/task"):
+        try:
+            with open(f"/proc/{os.getpid()}/task/{tid}/schedstat") as stat:
+                on_cpu, waiting, _ = stat.read().split()
+        except FileNotFoundError:  # a thread that ended meanwhile (a job's)
+            continue
+        times[f"{names.get(int(tid), 'other')}:{tid}"] = (int(on_cpu) / 1e9, int(waiting) / 1e9)
+    return times
+
+
+if OUT:
+    from gunicorn.workers.gthread import ThreadWorker
+
+    install(ThreadWorker)
