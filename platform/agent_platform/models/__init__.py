@@ -12,8 +12,10 @@ from .credits import CreditUsage
 from .custom_fields import CustomField
 from .events import Event
 from .idempotency import IdempotencyKey
+from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
+from .opportunities import Opportunity, OpportunityMove, PipelineColumn
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
@@ -54,6 +56,13 @@ ALL_MODELS = [
     ChannelEvent,
     ChannelTask,
     TelegramUpdate,
+    Lead,
+    LeadAdjustment,
+    ScoringRule,
+    SalesSettings,
+    PipelineColumn,
+    Opportunity,
+    OpportunityMove,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]
