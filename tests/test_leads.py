@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from agent_platform.services import scoring
 from conftest import assert_error
 from conversations_helpers import (
     WA_SETTINGS,
@@ -17,8 +18,6 @@ from conversations_helpers import (
     send,
     setup_chat,
 )
-
-from agent_platform.services import scoring
 
 T0 = datetime(2026, 3, 2, 9, 0)
 

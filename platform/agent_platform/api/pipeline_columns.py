@@ -11,7 +11,6 @@ from .pagination import paginated
 from .schemas.opportunities import (
     ColumnCreateSchema,
     ColumnListQuery,
-    ColumnOrderSchema,
     ColumnSchema,
     ColumnUpdateSchema,
     DeleteColumnQuery,
@@ -50,7 +49,7 @@ class Columns(MethodView):
 class ColumnOrder(MethodView):
     @blp.scope("pipeline:write")
     @blp.arguments(ReorderSchema)
-    @blp.response(200, ColumnOrderSchema(many=True))
+    @blp.response(200, ColumnSchema(many=True))
     @blp.errors(400)
     def put(self, values):
         """Reorder every column in one call"""

@@ -51,10 +51,6 @@ class ReorderSchema(ma.Schema):
     )
 
 
-class ColumnOrderSchema(RenderedSchema):
-    render = staticmethod(lambda columns: [column.as_dict() for column in columns])
-
-
 class DeleteColumnQuery(ma.Schema):
     move_to = fields.UUID(
         metadata={
