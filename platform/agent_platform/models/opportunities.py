@@ -54,7 +54,9 @@ class Opportunity(TimestampedModel, WorkspaceScoped):
     lead = ForeignKeyField(Lead, null=True, on_delete="SET NULL")
     value_minor = IntegerField(default=0)
     currency = CharField(max_length=3)
-    column = ForeignKeyField(PipelineColumn, backref="opportunities", on_delete="RESTRICT")
+    # NO ACTION, checked at the end of the statement: a workspace deleted
+    # with its columns and opportunities at once is not refused.
+    column = ForeignKeyField(PipelineColumn, backref="opportunities")
     owner = CharField(max_length=200, null=True)
     expected_close_date = DateField(null=True)
     lost_reason = TextField(null=True)
