@@ -27,8 +27,66 @@ CREATE INDEX "opportunity_lead_id" ON "opportunity" ("lead_id");
 CREATE INDEX "opportunity_column_id" ON "opportunity" ("column_id");
 CREATE INDEX "opportunity_workspace_id_created_at_id" ON "opportunity" ("workspace_id", "created_at", "id");
 CREATE INDEX "opportunity_workspace_id_updated_at_id" ON "opportunity" ("workspace_id", "updated_at", "id");
-CREATE INDEX "opportunity_workspace_id_column_id_currency_value_minor" ON "opportunity" ("workspace_id", "column_id", "currency", "value_minor");
 
 CREATE TABLE "opportunity_move" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "opportunity_id" VARCHAR(36) NOT NULL, "from_column_id" VARCHAR(36), "to_column_id" VARCHAR(36) NOT NULL, "to_column_name" VARCHAR(100) NOT NULL, "actor" VARCHAR(200), "moved_at" DATETIME NOT NULL, FOREIGN KEY ("opportunity_id") REFERENCES "opportunity" ("id") ON DELETE CASCADE);
 CREATE INDEX "opportunity_move_opportunity_id_moved_at_id" ON "opportunity_move" ("opportunity_id", "moved_at", "id");
 
+-- The pipeline summary's figures, kept by the triggers below inside the
+-- statement that changes an opportunity (models/opportunities.py,
+-- PipelineTotal): values in two integer halves, never a float.
+CREATE TABLE "pipeline_total" ("workspace_id" VARCHAR(36) NOT NULL, "column_id" VARCHAR(36) NOT NULL, "currency" VARCHAR(3) NOT NULL, "opportunities" INTEGER NOT NULL, "value_high" INTEGER NOT NULL, "value_low" INTEGER NOT NULL, PRIMARY KEY ("workspace_id", "column_id", "currency"), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("column_id") REFERENCES "pipeline_column" ("id") ON DELETE CASCADE) WITHOUT ROWID;
+CREATE INDEX "pipeline_total_column_id" ON "pipeline_total" ("column_id");
+
+CREATE TRIGGER "opportunity_total_insert" AFTER INSERT ON "opportunity" BEGIN
+    INSERT INTO "pipeline_total" ("workspace_id", "column_id", "currency", "opportunities", "value_high", "value_low")
+    VALUES (NEW."workspace_id", NEW."column_id", NEW."currency", 1, NEW."value_minor" >> 30, NEW."value_minor" & 1073741823)
+    ON CONFLICT ("workspace_id", "column_id", "currency") DO UPDATE SET
+        "opportunities" = "opportunities" + 1,
+        "value_high" = "value_high" + excluded."value_high",
+        "value_low" = "value_low" + excluded."value_low";
+END;
+
+CREATE TRIGGER "opportunity_total_delete" AFTER DELETE ON "opportunity" BEGIN
+    UPDATE "pipeline_total" SET
+        "opportunities" = "opportunities" - 1,
+        "value_high" = "value_high" - (OLD."value_minor" >> 30),
+        "value_low" = "value_low" - (OLD."value_minor" & 1073741823)
+    WHERE "workspace_id" = OLD."workspace_id" AND "column_id" = OLD."column_id"
+      AND "currency" = OLD."currency";
+END;
+
+CREATE TRIGGER "opportunity_total_update"
+AFTER UPDATE OF "workspace_id", "column_id", "currency", "value_minor" ON "opportunity" BEGIN
+    UPDATE "pipeline_total" SET
+        "opportunities" = "opportunities" - 1,
+        "value_high" = "value_high" - (OLD."value_minor" >> 30),
+        "value_low" = "value_low" - (OLD."value_minor" & 1073741823)
+    WHERE "workspace_id" = OLD."workspace_id" AND "column_id" = OLD."column_id"
+      AND "currency" = OLD."currency";
+    INSERT INTO "pipeline_total" ("workspace_id", "column_id", "currency", "opportunities", "value_high", "value_low")
+    VALUES (NEW."workspace_id", NEW."column_id", NEW."currency", 1, NEW."value_minor" >> 30, NEW."value_minor" & 1073741823)
+    ON CONFLICT ("workspace_id", "column_id", "currency") DO UPDATE SET
+        "opportunities" = "opportunities" + 1,
+        "value_high" = "value_high" + excluded."value_high",
+        "value_low" = "value_low" + excluded."value_low";
+END;
+
+-- The direction of each conversation's latest message, kept by a trigger on
+-- message: "unread" (the contact wrote last) in the interactions query is a
+-- column, and a page and its count by channel, status and unread read one
+-- index. A message stored with an earlier time than one already there
+-- (a network's late delivery) does not change it.
+ALTER TABLE "conversation" ADD COLUMN "last_direction" VARCHAR(10);
+UPDATE "conversation" SET "last_direction" = (
+    SELECT "direction" FROM "message" WHERE "message"."conversation_id" = "conversation"."id"
+    ORDER BY "created_at" DESC, "id" DESC LIMIT 1
+);
+CREATE INDEX "conversation_workspace_id_channel_id_status_last_directi_ad1c1b5" ON "conversation" ("workspace_id", "channel_id", "status", "last_direction", "updated_at");
+
+CREATE TRIGGER "message_last_direction" AFTER INSERT ON "message" BEGIN
+    UPDATE "conversation" SET "last_direction" = NEW."direction"
+    WHERE "id" = NEW."conversation_id" AND NOT EXISTS (
+        SELECT 1 FROM "message" WHERE "conversation_id" = NEW."conversation_id"
+          AND "created_at" > NEW."created_at"
+    );
+END;

@@ -161,3 +161,21 @@ def test_interaction_routes_need_their_scopes(make_caller):
     assert reader.get("/v1/interactions").status_code == 200
     response = reader.post("/v1/interactions/close", json={"conversation_ids": []})
     assert_error(response, 403, "INSUFFICIENT_SCOPE", "interactions:write")
+
+
+def test_unread_survives_a_save_of_a_conversation_read_before_the_answer(caller):
+    channel = make_channel(caller, settings=WA_SETTINGS)
+    a = customer(channel["id"], 1)
+    stale = Conversation.get_by_id(a)
+    assert stale.last_direction == "inbound"
+    assert data(send(caller, a, "On it"), 201)
+    stale.assigned_to = "ana@example.com"
+    stale.save()  # must not write back the direction it read
+    assert Conversation.get_by_id(a).last_direction == "outbound"
+    late = inbound(
+        channel["id"], "wamid.late", sender_id="5511900000001", sender_phone="+5511900000001",
+        now=T0,
+    )  # fmt: skip
+    assert late.message.conversation_id == a
+    assert Conversation.get_by_id(a).last_direction == "outbound"  # older than the answer
+    assert ids(query(caller, "?unread=false")) == [a]

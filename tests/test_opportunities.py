@@ -4,6 +4,7 @@ won and lost, the summary, a lead's conversion, isolation."""
 
 import pytest
 
+from agent_platform.db import database
 from agent_platform.money import from_minor, to_minor, weighted
 from conftest import assert_error
 from conversations_helpers import data, event_names, events, make_contact
@@ -286,3 +287,36 @@ def test_pipeline_routes_need_their_scopes(make_caller):
     response = reader.post("/v1/pipeline/columns", json=body)
     assert_error(response, 403, "INSUFFICIENT_SCOPE", "pipeline:write")
     assert reader.get("/v1/pipeline/summary").status_code == 200
+
+
+def kept_totals():
+    rows = database.execute_sql(
+        'SELECT "workspace_id", "column_id", "currency", "opportunities", '
+        '("value_high" << 30) + "value_low" FROM "pipeline_total" WHERE "opportunities" != 0'
+    )
+    return {(w, c, cur): (n, v) for w, c, cur, n, v in rows}
+
+
+def actual_totals():
+    rows = database.execute_sql(
+        'SELECT "workspace_id", "column_id", "currency", count(*), sum("value_minor") '
+        'FROM "opportunity" GROUP BY 1, 2, 3'
+    )
+    return {(w, c, cur): (n, v) for w, c, cur, n, v in rows}
+
+
+def test_the_kept_totals_follow_every_kind_of_change(caller, other):
+    columns = pipeline(caller)
+    column(other, "Theirs", 50)
+    first = deal(caller, "999999999999.99", "EUR")
+    second = deal(caller, "0.01", "EUR", column_id=columns["proposal"]["id"])
+    deal(other, "5.00", "USD")
+    assert kept_totals() == actual_totals()
+    caller.patch(f"/v1/opportunities/{first['id']}", json={"value": "12.34"})
+    caller.patch(f"/v1/opportunities/{second['id']}", json={"currency": "JPY", "value": "7"})
+    move(caller, first["id"], columns["won"]["id"])
+    assert kept_totals() == actual_totals()
+    caller.delete(f"/v1/opportunities/{second['id']}")
+    caller.delete(f"/v1/pipeline/columns/{columns['won']['id']}?move_to={columns['lost']['id']}")
+    assert kept_totals() == actual_totals()
+    assert len(actual_totals()) == 2  # one of each workspace left

@@ -15,7 +15,7 @@ from .idempotency import IdempotencyKey
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
-from .opportunities import Opportunity, OpportunityMove, PipelineColumn
+from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
@@ -63,6 +63,7 @@ ALL_MODELS = [
     PipelineColumn,
     Opportunity,
     OpportunityMove,
+    PipelineTotal,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -5,18 +5,13 @@ from peewee import SQL, NodeList, fn
 
 from ..db import transaction
 from ..errors import ValidationError
-from ..models import Channel, Contact, Conversation, CustomField, Lead, Message, fastsql
+from ..models import Channel, Contact, Conversation, CustomField, Lead, Message
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import Page, paginate
 from . import contacts, conversations, formats
 from .routing import LEAD_TAGS_FIELD
 
 MAX_BULK = 100
-# The latest message of a conversation is the contact's: nobody answered it yet.
-_LATEST_DIRECTION = (
-    'SELECT "m"."direction" FROM "message" AS "m" WHERE "m"."conversation_id" = "c"."id" '
-    'ORDER BY "m"."created_at" DESC, "m"."id" DESC LIMIT 1'
-)
 
 
 def get_interaction(workspace_id, conversation_id):
@@ -54,13 +49,9 @@ def _handoff(workspace_id, value):
 
 
 def _unread(workspace_id, value):
-    latest = (
-        Message.select(Message.direction)
-        .where(Message.conversation == Conversation.id)
-        .order_by(Message.created_at.desc(), Message.id.desc())
-        .limit(1)
-    )
-    return (latest == "inbound") if value else (latest != "inbound")
+    """The contact wrote last (conversation.last_direction, kept by a trigger)."""
+    inbound = Conversation.last_direction == "inbound"
+    return inbound if value else (Conversation.last_direction.is_null() | ~inbound)
 
 
 def _tags(workspace_id, tags):
@@ -121,24 +112,13 @@ _CONDITIONS = {
 def _decorated(workspace_id, items):
     """Each conversation's API form with its lead (or null) and unread."""
     leads = Lead.of_contacts(workspace_id, list({c.contact_id for c in items if c.contact_id}))
-    unread = _unread_of([c.id for c in items])
-    return [_interaction(c, leads.get(c.contact_id), c.id in unread) for c in items]
+    return [_interaction(c, leads.get(c.contact_id)) for c in items]
 
 
-def _interaction(conversation, lead, unread):
+def _interaction(conversation, lead):
     summary = lead and {"id": lead.id, "status": lead.status, "score": lead.score}
+    unread = conversation.last_direction == "inbound"
     return {**formats.jsonable(conversation.as_dict()), "lead": summary, "unread": unread}
-
-
-def _unread_of(conversation_ids):
-    if not conversation_ids:
-        return set()
-    marks = ", ".join("?" * len(conversation_ids))
-    sql = (
-        f'SELECT "id" FROM "conversation" AS "c" WHERE "id" IN ({marks}) '
-        f"AND ({_LATEST_DIRECTION}) = 'inbound'"
-    )
-    return {row[0] for row in fastsql.execute(sql, *conversation_ids)}
 
 
 def close_interactions(workspace_id, conversation_ids, now=None):
