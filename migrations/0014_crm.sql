@@ -83,10 +83,12 @@ UPDATE "conversation" SET "last_direction" = (
 );
 CREATE INDEX "conversation_workspace_id_channel_id_status_last_directi_ad1c1b5" ON "conversation" ("workspace_id", "channel_id", "status", "last_direction", "updated_at");
 
+-- The conversation's last_message_at is still the previous message's time
+-- here (the service moves it after storing the message): a message older
+-- than that changes nothing, and neither does one in the same direction
+-- (the UPDATE then finds no row, and writes nothing).
 CREATE TRIGGER "message_last_direction" AFTER INSERT ON "message" BEGIN
     UPDATE "conversation" SET "last_direction" = NEW."direction"
-    WHERE "id" = NEW."conversation_id" AND NOT EXISTS (
-        SELECT 1 FROM "message" WHERE "conversation_id" = NEW."conversation_id"
-          AND "created_at" > NEW."created_at"
-    );
+    WHERE "id" = NEW."conversation_id" AND "last_direction" IS NOT NEW."direction"
+      AND ("last_message_at" IS NULL OR "last_message_at" <= NEW."created_at");
 END;
