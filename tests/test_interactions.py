@@ -151,6 +151,7 @@ def test_another_workspace_neither_sees_nor_closes_them(caller, other):
     assert other.get("/v1/interactions").get_json()["pagination"]["total"] == 0
     assert_error(other.get(f"/v1/interactions/{a}"), 404, "CONVERSATION_NOT_FOUND")
     assert_error(other.post(f"/v1/interactions/{a}/close"), 404, "CONVERSATION_NOT_FOUND")
+    assert_error(other.get(f"/v1/interactions/{a}/messages"), 404, "CONVERSATION_NOT_FOUND")
     outcome = data(other.post("/v1/interactions/close", json={"conversation_ids": [a]}))
     assert outcome == {"closed": [], "already_closed": [], "not_found": [a]}
     assert data(caller.get(f"/v1/interactions/{a}"))["status"] == "open"
@@ -159,6 +160,11 @@ def test_another_workspace_neither_sees_nor_closes_them(caller, other):
 def test_interaction_routes_need_their_scopes(make_caller):
     reader = make_caller(scopes=["interactions:read"])
     assert reader.get("/v1/interactions").status_code == 200
+    admin = make_caller(workspace_id=reader.workspace_id)
+    channel = make_channel(admin, settings=WA_SETTINGS)
+    a = customer(channel["id"], 1, "Hello there")
+    texts = [m["text"] for m in reader.get(f"/v1/interactions/{a}/messages").get_json()["data"]]
+    assert texts == ["Hello there"]
     response = reader.post("/v1/interactions/close", json={"conversation_ids": []})
     assert_error(response, 403, "INSUFFICIENT_SCOPE", "interactions:write")
 

@@ -3,7 +3,7 @@
 from flask import g
 from flask.views import MethodView
 
-from ..services import interactions
+from ..services import interactions, messages
 from .blueprint import ApiBlueprint
 from .pagination import paginated
 from .schemas.interactions import (
@@ -12,6 +12,7 @@ from .schemas.interactions import (
     InteractionListQuery,
     InteractionSchema,
 )
+from .schemas.messages import MessageListQuery, MessageSchema
 
 blp = ApiBlueprint(
     "interactions",
@@ -51,6 +52,17 @@ class InteractionById(MethodView):
     def get(self, conversation_id):
         """Get an interaction"""
         return interactions.get_interaction(g.workspace_id, conversation_id)
+
+
+@blp.route("/<conversation_id>/messages")
+class InteractionMessages(MethodView):
+    @blp.scope("interactions:read")
+    @blp.arguments(MessageListQuery, location="query")
+    @blp.response(200, paginated(MessageSchema))
+    @blp.errors(400, 404)
+    def get(self, query, conversation_id):
+        """An interaction's messages (oldest first unless order=desc)"""
+        return messages.list_messages(g.workspace_id, conversation_id, **query)
 
 
 @blp.route("/<conversation_id>/close")
