@@ -104,6 +104,7 @@ INEXPRESSIBLE = [
     ("column_ids", r"must list every column of the pipeline"),
     ("move_to", r"must be another column"),
     ("conversation_ids", r"must not repeat an id"),
+    ("points", r"must not be 0"),
 ]
 
 

@@ -209,6 +209,8 @@ def test_a_manual_adjustment_is_recorded_with_who_and_why(caller, make_caller):
     listed = sales.get(f"/v1/leads/{lead['id']}/adjustments").get_json()["data"]
     assert listed[0]["points"] == 70 and listed[0]["reason"] == "asked for a quote by phone"
     assert listed[0]["actor"].startswith("sales desk (")
+    zero = sales.post(f"/v1/leads/{lead['id']}/adjustments", json={"points": 0, "reason": "x"})
+    assert_error(zero, 400, "VALIDATION_ERROR", "points")
     capped = data(
         sales.post(f"/v1/leads/{lead['id']}/adjustments", json={"points": 50, "reason": "vip"}),
         201,

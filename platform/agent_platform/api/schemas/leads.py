@@ -69,8 +69,17 @@ class AdjustmentSchema(RenderedSchema):
     created_at = UtcDateTime()
 
 
+def _not_zero(points):
+    if points == 0:
+        raise ma.ValidationError("must not be 0 (an adjustment changes the score)")
+
+
 class AdjustmentCreateSchema(ma.Schema):
-    points = fields.Integer(required=True, validate=POINTS)
+    points = fields.Integer(
+        required=True,
+        validate=[POINTS, _not_zero],
+        metadata={"description": "-100 to 100, not 0"},
+    )
     reason = fields.String(required=True, validate=validate.Length(min=1, max=1000))
 
 
