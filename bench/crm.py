@@ -10,7 +10,9 @@ inserted into the service's schema and indexes.
 Then, through the whole HTTP stack (Flask test client: key, scope, parsing,
 service, serialisation), p50 of
 - GET /v1/interactions with three filters (channel, status, unread), and
-  with three others (channel, status, last activity since);
+  with three others (channel, status, last activity since); for reference,
+  channel and status with a text search that matches no message (q: every
+  message of those conversations is read);
 - GET /v1/pipeline/summary;
 next to, in the same run, the baselines: the bare Flask endpoint of
 bench/bare_app.py through its test client, GET /v1/me (the stack with no
@@ -246,6 +248,7 @@ def main():
         n = args.requests
         three = f"/v1/interactions?channel_id={channels[0]}&status=open&unread=true"
         other = f"/v1/interactions?channel_id={channels[1]}&status=handoff&active_from={since}Z"
+        text = f"/v1/interactions?channel_id={channels[2]}&status=open&q=refund"
         rows = [
             ("bare Flask endpoint (test client)", p50(bare_app.test_client(), "/", {}, n)),
             ("GET /v1/me", p50(client, "/v1/me", headers, n)),
@@ -253,6 +256,8 @@ def main():
              sql_p50(path, interactions_sql(workspace_id, channels[0]), n)),
             ("GET " + three.replace(channels[0], "{c}"), p50(client, three, headers, n)),
             ("GET " + other.replace(channels[1], "{c}"), p50(client, other, headers, n)),
+            ("GET " + text.replace(channels[2], "{c}") + " (text search, for reference)",
+             p50(client, text, headers, max(10, n // 10))),
             ("SQL of the summary: the kept totals", sql_p50(path, summary_sql(workspace_id), n)),
             ("SQL of a summary by scanning the opportunities (for comparison)",
              sql_p50(path, summary_by_scan_sql(workspace_id), n)),
