@@ -5,7 +5,7 @@ adjustments, conversion into an opportunity, and the settings."""
 from ..db import transaction
 from ..errors import Conflict, NotFound
 from ..events import emit
-from ..models import Lead, LeadAdjustment, SalesSettings, fastsql
+from ..models import Contact, Lead, LeadAdjustment, SalesSettings, ScoringRule, fastsql
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from . import contacts, opportunities, scoring
@@ -51,16 +51,12 @@ def _create(workspace_id, contact_id, now, **values):
     for name, value in values.items():
         setattr(lead, name, value)
     lead.facts = scoring.history_facts(contact_id)
-    lead.score, lead.score_reasons = scoring.scored(lead, _rules(workspace_id))
+    lead.score, lead.score_reasons = scoring.scored(lead, ScoringRule.active(workspace_id))
     if lead.status == "qualified":
         lead.qualified_at = now
     fastsql.insert(lead)
     emit(workspace_id, "lead.created", render(lead), now=now)
     return scoring.recompute(lead, now)
-
-
-def _rules(workspace_id):
-    return scoring.ScoringRule.active(workspace_id)
 
 
 def update_lead(workspace_id, lead_id, changes, now=None):
@@ -149,7 +145,7 @@ def convert_lead(workspace_id, lead_id, values, actor, now=None):
 
 
 def _default_title(lead):
-    contact = scoring.Contact.by_id(lead.contact_id)
+    contact = Contact.by_id(lead.contact_id)
     return f"Deal with {contact.name or contact.phone or contact.email or contact.id}"[:200]
 
 
