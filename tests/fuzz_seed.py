@@ -23,6 +23,7 @@ def seed_workspace(client, raw_key):
     ids = {"webhook_id": webhook["id"], "server_id": server["id"]}
     ids.update(_seed_agent(api))
     ids.update(_seed_chat(api))  # its events queue deliveries to the webhook
+    ids.update(_seed_sales(api, ids["contact_id"]))
     ids["delivery_id"] = deliveries_of(webhook["id"])[0].id
     return ids
 
@@ -59,4 +60,23 @@ def _seed_chat(api):
         "conversation_id": conversation["id"],
         "message_id": message["id"],
         "field_id": field["id"],
+    }
+
+
+def _seed_sales(api, contact_id):
+    column = api.post("/v1/pipeline/columns", {"name": "New", "probability": 10})
+    api.post("/v1/pipeline/columns", {"name": "Won", "probability": 100, "kind": "won"})
+    lead = api.post("/v1/leads", {"contact_id": contact_id})
+    rule = api.post(
+        "/v1/leads/scoring-rules",
+        {"name": "Writes", "kind": "messages_received", "points": 10, "params": {"at_least": 2}},
+    )
+    opportunity = api.post(
+        "/v1/opportunities", {"title": "Deal", "value": "10.00", "currency": "EUR"}
+    )
+    return {
+        "column_id": column["id"],
+        "lead_id": lead["id"],
+        "rule_id": rule["id"],
+        "opportunity_id": opportunity["id"],
     }

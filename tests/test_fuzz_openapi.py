@@ -95,6 +95,16 @@ INEXPRESSIBLE = [
     ("caption", r"a text message has text, not a caption"),
     ("text", r"Give text \(text messages\) or caption \(media\)"),
     (None, r"required for "),  # MISSING_REQUIRED_FIELD of the kind chosen
+    # A scoring rule's params are those of its kind, and a custom field
+    # value is checked against the stored field's type (docs/sales.md).
+    ("params", r"(does not apply to the kind |required when the kind changes|must )"),
+    # Money: the decimal places a currency has, a new currency's value.
+    ("value", r"(\w{3} has \d decimal places|required when the currency changes)"),
+    # The columns of the pipeline, each once; a column that moves to itself.
+    ("column_ids", r"must list every column of the pipeline"),
+    ("move_to", r"must be another column"),
+    ("conversation_ids", r"must not repeat an id"),
+    ("points", r"must not be 0"),
 ]
 
 

@@ -16,6 +16,12 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 SAMPLE_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 
 
+@pytest.fixture
+def settings(tmp_path):
+    # One key calls every operation: more of them than the default rate limit.
+    return {"DATABASE_PATH": str(tmp_path / "test.db"), "RATE_LIMIT_REQUESTS": 10_000}
+
+
 def operations(app):
     for rule in app.url_map.iter_rules():
         for method in sorted(rule.methods & set(METHODS)):
@@ -108,6 +114,10 @@ NOT_FOUND_BY_PARAMETER = {
     "contact_id": "CONTACT_NOT_FOUND",
     "conversation_id": "CONVERSATION_NOT_FOUND",
     "field_id": "CUSTOM_FIELD_NOT_FOUND",
+    "lead_id": "LEAD_NOT_FOUND",
+    "rule_id": "SCORING_RULE_NOT_FOUND",
+    "column_id": "PIPELINE_COLUMN_NOT_FOUND",
+    "opportunity_id": "OPPORTUNITY_NOT_FOUND",
     "message_id": "MESSAGE_NOT_FOUND",
     "server_id": "MCP_SERVER_NOT_FOUND",
     "training_id": "TRAINING_NOT_FOUND",
@@ -126,6 +136,9 @@ BODY_BEFORE_ID = {
     ("PUT", "/v1/chats/<conversation_id>/messages/<message_id>"): "VALIDATION_ERROR",
     ("POST", "/v1/conversations/<conversation_id>/assign"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/conversations/<conversation_id>/transfer"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/leads/<lead_id>/adjustments"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/leads/<lead_id>/convert"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/opportunities/<opportunity_id>/move"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/webhooks/<webhook_id>/recover"): "MISSING_REQUIRED_FIELD",
     ("POST", "/workspace/<workspaceId>/agents"): "MISSING_REQUIRED_FIELD",
 }

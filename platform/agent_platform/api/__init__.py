@@ -18,11 +18,16 @@ from . import (
     idle_actions,
     inbound,
     intentions,
+    interactions,
+    leads,
     mcp_servers,
     media,
     messages,
+    opportunities,
     pipeline,
+    pipeline_columns,
     reply_preview,
+    scoring_rules,
     system,
     trainings,
     transfer_rules,
@@ -42,6 +47,9 @@ V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
 # A channel's network event log and credential check (issue 6).
 V1_BLUEPRINTS += [channel_events.blp]
+# The sales side: leads, the pipeline, interactions (issue 20).
+V1_BLUEPRINTS += [leads.blp, scoring_rules.blp, pipeline_columns.blp, opportunities.blp]
+V1_BLUEPRINTS += [interactions.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

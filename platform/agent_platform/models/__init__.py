@@ -13,8 +13,10 @@ from .custom_fields import CustomField
 from .email import EmailMailbox
 from .events import Event
 from .idempotency import IdempotencyKey
+from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
+from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
@@ -56,6 +58,14 @@ ALL_MODELS = [
     ChannelTask,
     TelegramUpdate,
     EmailMailbox,
+    Lead,
+    LeadAdjustment,
+    ScoringRule,
+    SalesSettings,
+    PipelineColumn,
+    Opportunity,
+    OpportunityMove,
+    PipelineTotal,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

@@ -29,6 +29,9 @@ class Conversation(TimestampedModel, WorkspaceScoped):
     message_count = IntegerField(default=0, constraints=[SQL("DEFAULT 0")])
     handoff_started_at = DateTimeField(null=True)
     closed_at = DateTimeField(null=True)
+    # The direction of its latest message, kept by a trigger on message
+    # (migration 0014): "unread" in the interactions query is one column.
+    last_direction = CharField(max_length=10, null=True)
 
     class Meta:
         # Listings filter by workspace (and status) and sort by activity:
@@ -37,7 +40,18 @@ class Conversation(TimestampedModel, WorkspaceScoped):
             (("workspace", "updated_at", "id"), False),
             (("workspace", "created_at", "id"), False),
             (("workspace", "status", "updated_at", "id"), False),
+            # The interactions query (services/interactions.py): a page and
+            # its count by channel, status and unread read only this index.
+            (("workspace", "channel", "status", "last_direction", "updated_at"), False),
         )
+
+    def save(self, *args, **kwargs):
+        """As any model saves, but never last_direction, which only the
+        trigger writes: an instance read before a message was stored would
+        otherwise put the old direction back."""
+        if not kwargs.get("force_insert") and kwargs.get("only") is None and self._pk:
+            kwargs["only"] = _SAVED_FIELDS
+        return super().save(*args, **kwargs)
 
     @classmethod
     def current_for(cls, workspace_id, contact_id, channel_id):
@@ -95,3 +109,8 @@ class Conversation(TimestampedModel, WorkspaceScoped):
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+
+
+_SAVED_FIELDS = [
+    field for field in Conversation._meta.sorted_fields if field.name != "last_direction"
+]

@@ -10,7 +10,7 @@ from ..events import emit
 from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import formats
+from . import formats, scoring
 
 
 def not_found(contact_id):
@@ -54,7 +54,7 @@ def list_contacts(
     if channel_id:
         query = query.where(Contact.id.in_(_contacts_on_channel(workspace_id, channel_id)))
     for name, value in (custom_field or {}).items():
-        query = query.where(_custom_field_condition(workspace_id, name, value))
+        query = query.where(custom_field_condition(workspace_id, name, value))
     return paginate(query, Contact, paging)
 
 
@@ -74,7 +74,7 @@ def _contacts_on_channel(workspace_id, channel_id):
     return conversations | identities
 
 
-def _custom_field_condition(workspace_id, name, raw):
+def custom_field_condition(workspace_id, name, raw):
     field = _field_named(workspace_id, name, f"custom_field.{name}", writing=False)
     path = f'$."{field.id}"'
     if field.field_type == "multiselect":
@@ -125,6 +125,7 @@ def update_contact(workspace_id, contact_id, changes, now=None):
         contact.save()
         if "identities" in changes:
             _replace_identities(contact, changes["identities"] or [])
+        scoring.on_contact_changed(contact, now or utcnow())
         emit(workspace_id, "contact.updated", formats.jsonable(render(contact)), now=now)
         return contact
 

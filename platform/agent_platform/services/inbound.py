@@ -13,7 +13,7 @@ from ..events import emit
 from ..models import Channel, Contact, ContactIdentity, Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
-from . import contacts, conversations, formats, replies
+from . import contacts, conversations, formats, leads, replies
 from .messages import insert_message, render
 
 # Forward order of outbound statuses; failed is reachable from all but read.
@@ -67,6 +67,7 @@ def receive_inbound(channel, inbound, now=None):
             **_inbound_content(inbound),
         )
         conversation.touch(now)
+        leads.on_inbound(channel, contact, conversation, message, now)  # issue 20
         data = {**_rendered(message), "contact": _contact_summary(contact)}
         emit(channel.workspace_id, "message.received", data, now=now)
         replies.schedule_reply(conversation, message, now)  # the agent's answer (issue 7)

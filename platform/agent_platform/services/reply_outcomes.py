@@ -13,7 +13,7 @@ from ..channels import adapters
 from ..db import transaction
 from ..models import Conversation, Message, ReplyJob, fastsql
 from ..replies import texts
-from . import conversations, credits, routing, sending
+from . import conversations, credits, routing, scoring, sending
 from .messages import insert_message
 
 log = logging.getLogger("agent_platform.replies")
@@ -204,7 +204,18 @@ def finish(turn, outcome, detail, failed=False, answered=False):
             last = Message.get_by_id(turn.pending[-1].id)
             last.metadata = {**(last.metadata or {}), **turn.notes}
             last.save(only=[Message.metadata], keep_updated_at=True)
+            _score_intention(turn)
     return outcome
+
+
+def _score_intention(turn):
+    """A matched intention is a fact lead scoring counts (issue 20)."""
+    matched = turn.notes.get("intention")
+    if matched:
+        conversation = turn.conversation
+        scoring.on_intention(
+            conversation.workspace_id, conversation.contact_id, matched["id"], turn.now
+        )
 
 
 def _send_now(now):

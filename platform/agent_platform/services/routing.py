@@ -31,7 +31,7 @@ from ..models import (
 )
 from ..models.pagination import paginate
 from ..replies import knowledge, matching
-from . import agents, contacts, conversations, formats
+from . import agents, contacts, conversations, formats, scoring
 from . import idle_actions as _idle_actions  # noqa: F401  (registers the idle job)
 
 INTENTION_THRESHOLD = 0.45
@@ -389,6 +389,7 @@ def add_lead_tag(conversation, tag, now):
             contact.updated_at = now
             contact.save(keep_updated_at=True)
             emit(contact.workspace_id, "contact.updated", contacts_render(contact), now=now)
+            scoring.on_contact_changed(contact, now)
         return {"tag": tag, "ok": True, "field": field.name}
 
 
