@@ -7,6 +7,7 @@ from werkzeug.exceptions import HTTPException
 from ..errors import ApiError
 from . import (
     agents,
+    appointments,
     channel_events,
     channels,
     chats,
@@ -42,6 +43,8 @@ V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
 # A channel's network event log and credential check (issue 6).
 V1_BLUEPRINTS += [channel_events.blp]
+# Appointments, availability and reminders (issue 21).
+V1_BLUEPRINTS += [appointments.blp, appointments.agent_availability_blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).
