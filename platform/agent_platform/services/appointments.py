@@ -62,7 +62,10 @@ def list_appointments(workspace_id, paging, **filters):
 def reminders_of(workspace_id, appointment_id):
     appointment = get_appointment(workspace_id, appointment_id)
     rows = AppointmentReminder.select().where(AppointmentReminder.appointment == appointment.id)
-    return [row.as_dict() for row in rows.order_by(AppointmentReminder.created_at)]
+    return [
+        row.as_dict()
+        for row in rows.order_by(AppointmentReminder.created_at, AppointmentReminder.id)
+    ]
 
 
 # --- moves ---------------------------------------------------------------------------------
