@@ -149,11 +149,12 @@ def check_period(start, end):
         raise ValidationError("to", f"the period may span at most {MAX_SPAN.days} days")
 
 
-def free_slots(workspace_id, agent_id=None, start=None, end=None, now=None):
+def free_slots(workspace_id, agent_id=None, start=None, end=None, now=None, exclude_id=None):
     """The free slots of the agent's calendar (None: the workspace's) from
     `start` to `end` (UTC, default now and a week later): in opening hours,
     not on a holiday, not in the past, and not closer than the buffer to an
-    active appointment. Returns (availability, zone, [(start, end), ...])."""
+    active appointment (but `exclude_id`, one being moved). Returns
+    (availability, zone, [(start, end), ...])."""
     now = now or utcnow()
     if agent_id is not None:
         agent_id = agents.live_agent_id(workspace_id, agent_id)
@@ -170,7 +171,7 @@ def free_slots(workspace_id, agent_id=None, start=None, end=None, now=None):
     buffer = timedelta(minutes=availability.buffer_minutes)
     taken = [
         (row.start_at - buffer, row.end_at + buffer)
-        for row in Appointment.overlapping(workspace_id, agent_id, start, end, buffer)
+        for row in Appointment.overlapping(workspace_id, agent_id, start, end, buffer, exclude_id)
     ]
     slots = []
     for slot in _opening_slots(availability, zone, start, end):
