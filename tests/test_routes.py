@@ -80,6 +80,12 @@ def test_openapi_documents_scope_and_errors_of_every_operation(client, app):
     assert documented == len(in_document)
 
 
+@pytest.fixture
+def settings(tmp_path):
+    # A test here calls every operation with one key: more than its rate limit.
+    return {"DATABASE_PATH": str(tmp_path / "test.db"), "RATE_LIMIT_REQUESTS": 10_000}
+
+
 def test_without_a_key_every_protected_operation_is_401(client, app):
     for rule, method in operations(app):
         if PUBLIC_PATHS.match(rule.rule):
@@ -104,6 +110,7 @@ def test_a_key_without_scopes_is_403_everywhere(app, make_caller):
 # The resource each path's first id names, and the code of its 404.
 NOT_FOUND_BY_PARAMETER = {
     "agent_id": "AGENT_NOT_FOUND",
+    "appointment_id": "APPOINTMENT_NOT_FOUND",
     "channel_id": "CHANNEL_NOT_FOUND",
     "contact_id": "CONTACT_NOT_FOUND",
     "conversation_id": "CONVERSATION_NOT_FOUND",
@@ -116,6 +123,8 @@ NOT_FOUND_BY_PARAMETER = {
 # Operations whose body is checked before the id: an empty body is a 400.
 BODY_BEFORE_ID = {
     ("POST", "/v1/agents/<agent_id>/context"): "MISSING_REQUIRED_FIELD",
+    ("PUT", "/v1/agents/<agent_id>/availability"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/appointments/<appointment_id>/reschedule"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/idle-actions"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/intentions"): "MISSING_REQUIRED_FIELD",
     ("PUT", "/v1/agents/<agent_id>/tools"): "MISSING_REQUIRED_FIELD",
