@@ -95,6 +95,14 @@ INEXPRESSIBLE = [
     ("caption", r"a text message has text, not a caption"),
     ("text", r"Give text \(text messages\) or caption \(media\)"),
     (None, r"required for "),  # MISSING_REQUIRED_FIELD of the kind chosen
+    # Appointments: times relative to now and to each other, opening hours
+    # that end after they start, a conversation with the contact booked for.
+    ("start_at", r"must be in the future"),
+    ("end_at", r"must be after start_at"),
+    ("end_at", r"an appointment lasts at most 24 hours"),
+    ("weekly_hours", r"end must be after start"),
+    ("weekly_hours", r"intervals of a day must not overlap"),
+    ("conversation_id", r"the conversation is with another contact"),
 ]
 
 
