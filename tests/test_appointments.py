@@ -111,7 +111,7 @@ def test_a_booking_moves_through_its_states_and_raises_each_event(caller):
 def test_an_appointment_is_shown_in_the_workspace_time_zone(caller):
     settings = {"time_zone": "America/Sao_Paulo", "reminder_offsets_minutes": [60, 1440, 60]}
     saved = data(caller.put("/v1/appointments/settings", json=settings))
-    assert saved["reminder_offsets_minutes"] == [60, 1440]
+    assert saved["reminder_offsets_minutes"] == [1440, 60]
     assert data(caller.get("/v1/appointments/settings"))["time_zone"] == "America/Sao_Paulo"
     start = soon(hour=13)
     booked = book(caller, contact(caller), start, end_at=iso(start + timedelta(hours=1)))
@@ -290,6 +290,18 @@ def test_bad_bookings_and_settings_are_refused_naming_the_field(caller):
         refused = caller.get("/v1/appointments/free-slots", query_string=query)
         assert refused.status_code == 400
     assert data(caller.get("/v1/appointments")) == []  # nothing was booked
+
+
+def test_the_edges_of_the_calendar_are_refused_or_empty_never_an_error(caller):
+    data(caller.put("/v1/appointments/settings", json={"time_zone": "Pacific/Kiritimati"}))
+    open_hours(caller, buffer_minutes=1440, slot_minutes=1440)
+    person = contact(caller)
+    far = datetime(9999, 12, 30, 23)
+    refused = book(caller, person, far, 400, end_at="9999-12-30T23:59:59Z")
+    assert_error(refused, 400, "VALIDATION_ERROR", "start_at: must be within 10 years")
+    assert free(caller, far - timedelta(days=30), far)["slots"] == []
+    assert free(caller, datetime(1970, 1, 1), datetime(1970, 1, 20))["slots"] == []
+    assert data(caller.get("/v1/appointments", query_string={"from": iso(far)})) == []
 
 
 def test_free_slots_need_an_availability(caller):

@@ -98,6 +98,7 @@ INEXPRESSIBLE = [
     # Appointments: times relative to now and to each other, opening hours
     # that end after they start, a conversation with the contact booked for.
     ("start_at", r"must be in the future"),
+    ("start_at", r"must be within 10 years from now"),
     ("end_at", r"must be after start_at"),
     ("end_at", r"an appointment lasts at most 24 hours"),
     ("weekly_hours", r"end must be after start"),

@@ -20,6 +20,7 @@ from ..models.base import new_id, utcnow
 from . import agents
 
 MAX_SPAN = timedelta(days=31)  # of one free-slots query
+HORIZON = timedelta(days=3660)  # as far ahead as appointments may be
 MAX_SLOTS = 500  # of one free-slots answer
 DEFAULT_SPAN = timedelta(days=7)
 
@@ -50,7 +51,9 @@ def update_settings(workspace_id, changes, now=None):
         if "time_zone" in changes:
             settings.time_zone = changes["time_zone"]
         if "reminder_offsets_minutes" in changes:
-            settings.reminder_offsets = sorted(set(changes["reminder_offsets_minutes"]))
+            settings.reminder_offsets = sorted(
+                set(changes["reminder_offsets_minutes"]), reverse=True
+            )
             # Each active appointment's next reminder is worked out again.
             Appointment.update(next_reminder_at=now).where(
                 Appointment.workspace == workspace_id,
@@ -159,7 +162,9 @@ def free_slots(workspace_id, agent_id=None, start=None, end=None, now=None, excl
     if agent_id is not None:
         agent_id = agents.live_agent_id(workspace_id, agent_id)
     start = max(start or now, now)
-    end = end or start + DEFAULT_SPAN
+    # Nothing is booked beyond HORIZON: no slot there (and no date overflows).
+    end = min(end or start + DEFAULT_SPAN, now + HORIZON)
+    start = min(start, end)
     availability = applicable(workspace_id, agent_id)
     if availability is None:
         raise Conflict(

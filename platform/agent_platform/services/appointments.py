@@ -19,6 +19,9 @@ from ..models.pagination import paginate
 from . import agents, appointment_calendar, contacts, formats
 
 MAX_LENGTH = timedelta(hours=24)
+# How far ahead an appointment may be: its times, with any buffer and in any
+# time zone, stay far from the end of the calendar (no overflow).
+HORIZON = appointment_calendar.HORIZON
 
 
 def not_found(appointment_id):
@@ -216,6 +219,8 @@ def _period(workspace_id, agent_id, values, now):
     start, end = values["start_at"], values.get("end_at")
     if start <= now:
         raise ValidationError("start_at", "must be in the future")
+    if start > now + HORIZON:
+        raise ValidationError("start_at", "must be within 10 years from now")
     if end is None:
         availability = appointment_calendar.applicable(workspace_id, agent_id)
         if availability is None:
