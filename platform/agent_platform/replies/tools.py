@@ -15,6 +15,7 @@ duration, outcome.
 import json
 import re
 import time
+from functools import partial
 
 from .. import jsonbody
 from ..models import AgentTool, fastsql
@@ -74,48 +75,44 @@ class Toolset:
     def call(self, function_name, arguments_text):
         """Run one call; returns (text for the model, record of the call)."""
         if self.builtins and function_name in self.builtins.names:
-            return self._call_builtin(function_name, arguments_text)
-        started = time.monotonic()
+            record = {"name": function_name, "server_id": None, "server_name": "built-in"}
+            return _recorded(record, arguments_text, partial(self.builtins.call, function_name))
         tool = self.tools.get(function_name)
         record = {
             "name": tool.name if tool else function_name,
             "server_id": tool.server.id if tool else None,
             "server_name": tool.server.name if tool else None,
-            "arguments": None,
         }
-        try:
-            arguments = _arguments(arguments_text)
-            record["arguments"] = arguments
-            if tool is None:
-                raise ToolFailure(f"no tool named {function_name} is available")
-            result = mcp.call_tool(tool.server, tool.name, arguments)
-            text = _result_text(result)
-            if result.get("isError"):
-                raise ToolFailure(text or "the tool reported an error")
-        except (ToolFailure, mcp.McpError) as error:
-            record.update(outcome="error", error=str(error), result=None)
-            answer = f"Error: {error}"
-        else:
-            record.update(outcome="ok", error=None, result=text[:RECORDED_CHARS])
-            answer = text[:RESULT_CHARS]
-        record["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
-        return answer, record
+        return _recorded(record, arguments_text, partial(_call_mcp, tool, function_name))
 
-    def _call_builtin(self, function_name, arguments_text):
-        started = time.monotonic()
-        record = {"name": function_name, "server_id": None, "server_name": "built-in"}
-        record["arguments"] = None
-        try:
-            record["arguments"] = arguments = _arguments(arguments_text)
-            text = self.builtins.call(function_name, arguments)
-        except (ToolFailure, ToolRefused) as error:
-            record.update(outcome="error", error=str(error), result=None)
-            answer = f"Error: {error}"
-        else:
-            record.update(outcome="ok", error=None, result=text[:RECORDED_CHARS])
-            answer = text[:RESULT_CHARS]
-        record["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
-        return answer, record
+
+def _call_mcp(tool, function_name, arguments):
+    if tool is None:
+        raise ToolFailure(f"no tool named {function_name} is available")
+    result = mcp.call_tool(tool.server, tool.name, arguments)
+    text = _result_text(result)
+    if result.get("isError"):
+        raise ToolFailure(text or "the tool reported an error")
+    return text
+
+
+def _recorded(record, arguments_text, run):
+    """`run(arguments)`'s text for the model, and `record` completed: the
+    arguments, the outcome, the (shortened) result or error, the duration."""
+    started = time.monotonic()
+    record["arguments"] = None
+    try:
+        arguments = _arguments(arguments_text)
+        record["arguments"] = arguments
+        text = run(arguments)
+    except (ToolFailure, ToolRefused, mcp.McpError) as error:
+        record.update(outcome="error", error=str(error), result=None)
+        answer = f"Error: {error}"
+    else:
+        record.update(outcome="ok", error=None, result=text[:RECORDED_CHARS])
+        answer = text[:RESULT_CHARS]
+    record["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+    return answer, record
 
 
 class ToolFailure(Exception):
