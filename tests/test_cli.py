@@ -14,6 +14,7 @@ import requests
 from click.testing import CliRunner
 
 from agent_platform.cli import main
+from agent_platform.scopes import SCOPES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,7 +72,7 @@ def test_all_scopes_and_bad_input(cli, tmp_path):
             "--json",
         )
     )
-    assert len(created["scopes"]) == 33
+    assert sorted(created["scopes"]) == sorted(SCOPES)
     environ = {"AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "cli.db")}
     bad_scope = CliRunner().invoke(
         main, ["keys", "create", "--workspace", workspace["id"], "--name", "b", "--scopes", "x:y"],
