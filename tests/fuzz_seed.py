@@ -1,5 +1,8 @@
 """Objects of every kind in one workspace, for the fuzz test's path ids."""
 
+from datetime import timedelta
+
+from agent_platform.models.base import utcnow
 from conversations_helpers import WA_SETTINGS, data, inbound
 from webhooks_helpers import deliveries_of
 
@@ -24,6 +27,7 @@ def seed_workspace(client, raw_key):
     ids.update(_seed_agent(api))
     ids.update(_seed_chat(api))  # its events queue deliveries to the webhook
     ids.update(_seed_sales(api, ids["contact_id"]))
+    ids["appointment_id"] = _seed_appointment(api, ids["contact_id"])
     ids["delivery_id"] = deliveries_of(webhook["id"])[0].id
     return ids
 
@@ -43,6 +47,13 @@ def _seed_agent(api):
         },
     )
     return {"agent_id": agent_id, "training_id": training["id"], "item_id": intention["id"]}
+
+
+def _seed_appointment(api, contact_id):
+    start = (utcnow() + timedelta(days=30)).replace(microsecond=0)
+    body = {"contact_id": contact_id, "start_at": start.isoformat() + "Z"}
+    body["end_at"] = (start + timedelta(hours=1)).isoformat() + "Z"
+    return api.post("/v1/appointments", body)["id"]
 
 
 def _seed_chat(api):

@@ -105,6 +105,15 @@ INEXPRESSIBLE = [
     ("move_to", r"must be another column"),
     ("conversation_ids", r"must not repeat an id"),
     ("points", r"must not be 0"),
+    # Appointments: times relative to now and to each other, opening hours
+    # that end after they start, a conversation with the contact booked for.
+    ("start_at", r"must be in the future"),
+    ("start_at", r"must be within 10 years from now"),
+    ("end_at", r"must be after start_at"),
+    ("end_at", r"an appointment lasts at most 24 hours"),
+    ("weekly_hours", r"end must be after start"),
+    ("weekly_hours", r"intervals of a day must not overlap"),
+    ("conversation_id", r"the conversation is with another contact"),
 ]
 
 

@@ -110,6 +110,7 @@ def test_a_key_without_scopes_is_403_everywhere(app, make_caller):
 # The resource each path's first id names, and the code of its 404.
 NOT_FOUND_BY_PARAMETER = {
     "agent_id": "AGENT_NOT_FOUND",
+    "appointment_id": "APPOINTMENT_NOT_FOUND",
     "channel_id": "CHANNEL_NOT_FOUND",
     "contact_id": "CONTACT_NOT_FOUND",
     "conversation_id": "CONVERSATION_NOT_FOUND",
@@ -126,6 +127,8 @@ NOT_FOUND_BY_PARAMETER = {
 # Operations whose body is checked before the id: an empty body is a 400.
 BODY_BEFORE_ID = {
     ("POST", "/v1/agents/<agent_id>/context"): "MISSING_REQUIRED_FIELD",
+    ("PUT", "/v1/agents/<agent_id>/availability"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/appointments/<appointment_id>/reschedule"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/idle-actions"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/intentions"): "MISSING_REQUIRED_FIELD",
     ("PUT", "/v1/agents/<agent_id>/tools"): "MISSING_REQUIRED_FIELD",

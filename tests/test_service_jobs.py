@@ -143,6 +143,9 @@ EXPECTED_JOBS = {
     "agent_platform.channels.email.polling.poll_mailboxes": "EMAIL_POLL_SECONDS",
     "agent_platform.events.delivery.deliver_due": "WEBHOOKS_POLL_SECONDS",
     "agent_platform.events.delivery.prune_deliveries": "WEBHOOKS_PRUNE_SECONDS",
+    "agent_platform.services.appointment_reminders.send_reminders": (
+        "APPOINTMENTS_REMINDER_POLL_SECONDS"
+    ),
 }
 
 

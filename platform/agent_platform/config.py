@@ -102,6 +102,7 @@ DEFAULTS = {
     "REPLIES_JOB_RETENTION_DAYS": 7,
     "SECRETS_KEY_FILE": None,
     "SECRETS_KEY": None,
+    "APPOINTMENTS_REMINDER_POLL_SECONDS": 60.0,
 }
 
 # Keys whose default is None, with the types a value may have.

@@ -36,6 +36,9 @@ SCOPES = {
     "idle-actions:write": "Create, update, delete idle actions",
     "transfer-rules:read": "Read transfer rules",
     "transfer-rules:write": "Create, update, delete transfer rules",
+    # Not in the spec, which names no scope for appointments (docs/appointments.md).
+    "appointments:read": "Read appointments, availability, free slots, settings",
+    "appointments:write": "Book, reschedule, cancel, complete appointments; set availability",
 }
 
 

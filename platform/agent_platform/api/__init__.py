@@ -7,6 +7,7 @@ from werkzeug.exceptions import HTTPException
 from ..errors import ApiError
 from . import (
     agents,
+    appointments,
     channel_events,
     channels,
     chats,
@@ -50,6 +51,8 @@ V1_BLUEPRINTS += [channel_events.blp]
 # The sales side: leads, the pipeline, interactions (issue 20).
 V1_BLUEPRINTS += [leads.blp, scoring_rules.blp, pipeline_columns.blp, opportunities.blp]
 V1_BLUEPRINTS += [interactions.blp]
+# Appointments, availability and reminders (issue 21).
+V1_BLUEPRINTS += [appointments.blp, appointments.agent_availability_blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

@@ -1,6 +1,7 @@
 """Every model, in dependency order (tables are created in this order)."""
 
 from .agents import Agent
+from .appointments import Appointment, AppointmentReminder, AppointmentSettings, Availability
 from .channel_events import ChannelEvent
 from .channel_tasks import ChannelTask
 from .channels import Channel
@@ -66,6 +67,10 @@ ALL_MODELS = [
     Opportunity,
     OpportunityMove,
     PipelineTotal,
+    AppointmentSettings,
+    Availability,
+    Appointment,
+    AppointmentReminder,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

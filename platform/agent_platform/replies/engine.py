@@ -78,7 +78,7 @@ def build_prompt(agent, settings, conversation_id, customer_text, with_tools=Tru
         customer_text=customer_text,
         history=history,
         knowledge=knowledge,
-        toolset=Toolset.of_agent(agent.id, settings) if with_tools else Toolset([]),
+        toolset=Toolset.of_agent(agent, settings, conversation_id) if with_tools else Toolset([]),
     )
     prompt.system_parts = _system_parts(agent, settings, prompt, context)
     return prompt
