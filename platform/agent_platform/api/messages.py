@@ -32,7 +32,7 @@ class ConversationMessages(MethodView):
         """List a conversation's messages (oldest first unless order=desc)"""
         return messages.list_messages(g.workspace_id, conversation_id, **query)
 
-    @blp.scope("messages:write")
+    @blp.scope("messages:write", "chats:write")
     @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.arguments(MessageCreateSchema)
     @blp.response(201, MessageSchema)
@@ -66,7 +66,7 @@ class MessageById(MethodView):
         """Edit an outbound message's text or caption (the history is kept)"""
         return messages.edit_message(g.workspace_id, message_id, changes)
 
-    @blp.scope("messages:delete")
+    @blp.scope("messages:delete", "chats:write")
     @blp.response(200, MessageSchema)
     @blp.errors(404)
     def delete(self, message_id):
