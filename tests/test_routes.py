@@ -109,6 +109,7 @@ NOT_FOUND_BY_PARAMETER = {
     "conversation_id": "CONVERSATION_NOT_FOUND",
     "field_id": "CUSTOM_FIELD_NOT_FOUND",
     "message_id": "MESSAGE_NOT_FOUND",
+    "permission_id": "PERMISSION_NOT_FOUND",
     "server_id": "MCP_SERVER_NOT_FOUND",
     "training_id": "TRAINING_NOT_FOUND",
     "webhook_id": "WEBHOOK_NOT_FOUND",

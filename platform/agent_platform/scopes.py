@@ -36,6 +36,8 @@ SCOPES = {
     "idle-actions:write": "Create, update, delete idle actions",
     "transfer-rules:read": "Read transfer rules",
     "transfer-rules:write": "Create, update, delete transfer rules",
+    "permissions:read": "List the workspace's API keys (never the keys themselves)",
+    "permissions:write": "Revoke the workspace's API keys",
 }
 
 

@@ -61,6 +61,17 @@ class ApiKey(TimestampedModel):
         spares peewee's query building and row loading."""
         return fetch_one(cls, 'SELECT * FROM "api_key" WHERE "lookup_id" = ?', lookup_id)
 
+    @classmethod
+    def of_workspace(cls, workspace_id, is_revoked=None):
+        query = cls.select().where(cls.workspace == workspace_id)
+        if is_revoked is not None:
+            query = query.where(cls.revoked_at.is_null(not is_revoked))
+        return query
+
+    @classmethod
+    def in_workspace_by_id(cls, workspace_id, key_id):
+        return cls.get_or_none((cls.workspace == workspace_id) & (cls.id == key_id))
+
     @property
     def company_id(self):
         return Workspace.company_of(self.workspace_id)

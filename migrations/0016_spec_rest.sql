@@ -1,0 +1,26 @@
+-- Issue 21, the rest of the specification.
+
+-- Keys that held every scope (the first admin key, `keys create --scopes all`)
+-- were meant to hold all of them: they gain the two new permissions scopes.
+UPDATE "api_key"
+SET "scopes" = (
+    SELECT json_group_array("value") FROM (
+        SELECT "value" FROM json_each("api_key"."scopes")
+        UNION SELECT 'permissions:read'
+        UNION SELECT 'permissions:write'
+        ORDER BY 1
+    )
+)
+WHERE (
+    SELECT count(*) FROM json_each("api_key"."scopes") WHERE "value" IN (
+    'agents:read', 'agents:write', 'agents:delete', 'trainings:read',
+    'trainings:write', 'channels:read', 'channels:write', 'contacts:read',
+    'contacts:write', 'conversations:read', 'messages:read', 'messages:write',
+    'messages:delete', 'chats:write', 'custom-fields:read', 'custom-fields:write',
+    'mcp:read', 'mcp:write', 'webhooks:read', 'webhooks:write',
+    'webhooks:delete', 'leads:read', 'leads:write', 'pipeline:read',
+    'pipeline:write', 'interactions:read', 'interactions:write', 'intentions:read',
+    'intentions:write', 'idle-actions:read', 'idle-actions:write', 'transfer-rules:read',
+    'transfer-rules:write'
+    )
+) = 33;
