@@ -29,7 +29,7 @@ class ConversationMessages(MethodView):
     @blp.response(200, paginated(MessageSchema))
     @blp.errors(400, 404)
     def get(self, query, conversation_id):
-        """List a conversation's messages (oldest first unless order=desc)"""
+        """List a conversation's messages (newest first unless order=asc)"""
         return messages.list_messages(g.workspace_id, conversation_id, **query)
 
     @blp.scope("messages:write", "chats:write")

@@ -105,4 +105,3 @@ class MessageEditSchema(ma.Schema):
 
 class MessageListQuery(ListQuery):
     SORT_FIELDS = ("created_at",)
-    DEFAULT_ORDER = "asc"
