@@ -24,3 +24,11 @@ WHERE (
     'transfer-rules:write'
     )
 ) = 33;
+
+-- Billing without a payment provider: each workspace's plan and trial end,
+-- and when trial.expiring / trial.expired were raised for that trial end.
+ALTER TABLE "workspace" ADD COLUMN "plan" VARCHAR(50) NOT NULL DEFAULT 'free';
+ALTER TABLE "workspace" ADD COLUMN "trial_ends_at" DATETIME;
+ALTER TABLE "workspace" ADD COLUMN "trial_expiring_raised_at" DATETIME;
+ALTER TABLE "workspace" ADD COLUMN "trial_expired_raised_at" DATETIME;
+CREATE INDEX "workspace_trial_ends_at" ON "workspace" ("trial_ends_at");

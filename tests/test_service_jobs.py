@@ -142,6 +142,7 @@ EXPECTED_JOBS = {
     "agent_platform.channels.telegram.polling.poll_updates": "TELEGRAM_POLL_SECONDS",
     "agent_platform.events.delivery.deliver_due": "WEBHOOKS_POLL_SECONDS",
     "agent_platform.events.delivery.prune_deliveries": "WEBHOOKS_PRUNE_SECONDS",
+    "agent_platform.services.billing.raise_trial_events": "PLAN_TRIAL_CHECK_SECONDS",
 }
 
 
