@@ -59,6 +59,7 @@ DEFAULTS = {
     "WEBHOOKS_PRUNE_SECONDS": 3600,
     "WHATSAPP_GRAPH_API_BASE": "https://graph.facebook.com/v21.0",
     "WHATSAPP_TIMEOUT_SECONDS": 15,
+    "WHATSAPP_CHECK_SERVICE_WINDOW": True,
     "WHATSAPP_MEDIA_HOSTS": ["fbsbx.com", "facebook.com", "fbcdn.net", "whatsapp.net"],
     "TELEGRAM_API_BASE": "https://api.telegram.org",
     "TELEGRAM_TIMEOUT_SECONDS": 15,
