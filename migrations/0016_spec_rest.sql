@@ -32,3 +32,13 @@ ALTER TABLE "workspace" ADD COLUMN "trial_ends_at" DATETIME;
 ALTER TABLE "workspace" ADD COLUMN "trial_expiring_raised_at" DATETIME;
 ALTER TABLE "workspace" ADD COLUMN "trial_expired_raised_at" DATETIME;
 CREATE INDEX "workspace_trial_ends_at" ON "workspace" ("trial_ends_at");
+
+-- Per-agent webhooks and the agent's history: the agent an event concerns
+-- (rows from before stay without one), and webhooks limited to one agent.
+ALTER TABLE "event" ADD COLUMN "agent_id" VARCHAR(36);
+-- Partial: most events concern no agent, and need not be written to it.
+CREATE INDEX "event_agent_id_created_at" ON "event" ("agent_id", "created_at")
+    WHERE "agent_id" IS NOT NULL;
+ALTER TABLE "webhook" ADD COLUMN "agent_id" VARCHAR(36)
+    REFERENCES "agent" ("id") ON DELETE CASCADE;
+CREATE INDEX "webhook_agent_id" ON "webhook" ("agent_id");

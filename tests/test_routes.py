@@ -16,6 +16,12 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 SAMPLE_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 
 
+@pytest.fixture
+def settings(tmp_path):
+    # One key walks every route here: more routes than one minute's requests.
+    return {"DATABASE_PATH": str(tmp_path / "test.db"), "RATE_LIMIT_REQUESTS": 10_000}
+
+
 def operations(app):
     for rule in app.url_map.iter_rules():
         for method in sorted(rule.methods & set(METHODS)):
@@ -117,6 +123,7 @@ NOT_FOUND_BY_PARAMETER = {
 # Operations whose body is checked before the id: an empty body is a 400.
 BODY_BEFORE_ID = {
     ("POST", "/v1/agents/<agent_id>/context"): "MISSING_REQUIRED_FIELD",
+    ("POST", "/v1/agents/<agent_id>/webhooks"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/idle-actions"): "MISSING_REQUIRED_FIELD",
     ("POST", "/v1/agents/<agent_id>/intentions"): "MISSING_REQUIRED_FIELD",
     ("PUT", "/v1/agents/<agent_id>/tools"): "MISSING_REQUIRED_FIELD",

@@ -6,6 +6,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..errors import ApiError
 from . import (
+    agent_activity,
     agents,
     channel_events,
     channels,
@@ -42,6 +43,8 @@ V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
 # A channel's network event log and credential check (issue 6).
 V1_BLUEPRINTS += [channel_events.blp]
+# An agent's webhooks and history (issue 21).
+V1_BLUEPRINTS += [agent_activity.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).
