@@ -50,7 +50,9 @@ OFFLINE = {
 
 @pytest.fixture
 def app(settings):
-    app = create_app({**OFFLINE, **settings})
+    # WhatsApp's 24-hour window is checked by the tests about it
+    # (test_whatsapp_templates.py); the others send into new conversations.
+    app = create_app({**OFFLINE, "WHATSAPP_CHECK_SERVICE_WINDOW": False, **settings})
     with app.app_context():
         apply_migrations()
         yield app

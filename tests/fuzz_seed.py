@@ -58,11 +58,11 @@ def _seed_appointment(api, contact_id):
 
 def _seed_chat(api):
     channel = api.post("/v1/channels", {"name": "WA", "type": "whatsapp", "settings": WA_SETTINGS})
-    contact = api.post("/v1/contacts", {"name": "Bia", "phone": "+5511911112222"})
-    conversation = api.post(
-        "/v1/conversations", {"contact_id": contact["id"], "channel_id": channel["id"]}
-    )
-    inbound(channel["id"], "wamid.fuzz-1")
+    # The contact writes first (WhatsApp lets the business answer for 24 hours):
+    # the contact and the conversation are the ones their message made.
+    written = inbound(channel["id"], "wamid.fuzz-1", sender_id="5511911112222").message
+    contact = {"id": written.contact_id}
+    conversation = {"id": written.conversation_id}
     message = api.post(f"/v1/conversations/{conversation['id']}/messages", {"text": "Hi"})
     field = api.post("/v1/custom-fields", {"name": "Plan", "field_type": "text"})
     return {

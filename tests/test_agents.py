@@ -284,7 +284,7 @@ def test_scopes(make_caller):
     assert_error(create(reader), 403, "INSUFFICIENT_SCOPE", "agents:write")
     assert_error(writer.get("/v1/agents"), 403, "INSUFFICIENT_SCOPE", "agents:read")
     assert_error(writer.get(f"/v1/agents/{agent}/settings"), 403, "INSUFFICIENT_SCOPE")
-    assert_error(writer.delete(f"/v1/agents/{agent}"), 403, "INSUFFICIENT_SCOPE", "agents:delete")
+    assert_error(reader.delete(f"/v1/agents/{agent}"), 403, "INSUFFICIENT_SCOPE", "agents:delete")
     assert_error(reader.put(f"/v1/agents/{agent}/settings", json={}), 403, "INSUFFICIENT_SCOPE")
     assert_error(reader.post(f"/v1/agents/{agent}/activate"), 403, "INSUFFICIENT_SCOPE")
     assert reader.get(f"/v1/agents/{agent}").status_code == 200

@@ -98,7 +98,7 @@ def test_what_the_human_writes_in_a_handoff_stays_for_the_agent(caller):
     )
     inbound(chat["channel"]["id"], "w2", sender_id="5511911112222", text="Thanks Maria")
     caller.post(f"/v1/chats/{conversation_id}/handoff/complete")
-    listed = data(caller.get(f"/v1/conversations/{conversation_id}/messages"))
+    listed = data(caller.get(f"/v1/conversations/{conversation_id}/messages?order=asc"))
     assert [(m["sender_type"], m["text"]) for m in listed] == [
         ("contact", "I want a human"),
         ("human", "Hi, Maria here"),

@@ -72,7 +72,7 @@ def test_all_scopes_and_bad_input(cli, tmp_path):
             "--json",
         )
     )
-    assert sorted(created["scopes"]) == sorted(SCOPES)
+    assert created["scopes"] == sorted(SCOPES)
     environ = {"AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "cli.db")}
     bad_scope = CliRunner().invoke(
         main, ["keys", "create", "--workspace", workspace["id"], "--name", "b", "--scopes", "x:y"],
@@ -206,7 +206,7 @@ def test_serve_prints_the_first_admin_key_once_and_serves(server, tmp_path):
     me = requests.get(base + "/v1/me", headers={"x-api-key": key}, timeout=5)
     assert me.status_code == 200
     assert me.json()["data"]["key_name"] == "admin"
-    assert sorted(me.json()["data"]["scopes"]) == sorted(SCOPES)
+    assert me.json()["data"]["scopes"] == sorted(SCOPES)
     assert requests.get(base + "/v1/health", timeout=5).json()["status"] == "ok"
 
 

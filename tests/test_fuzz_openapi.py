@@ -94,6 +94,11 @@ INEXPRESSIBLE = [
     ("caption", r"Give text or caption, not both"),
     ("caption", r"a text message has text, not a caption"),
     ("text", r"Give text \(text messages\) or caption \(media\)"),
+    (None, r"only media messages have it"),
+    ("template", r"only template messages have it"),
+    (None, r"a template message has its template only"),
+    ("metadata", r"`template` is the template's own key here"),
+    ("type", r"template messages are sent on WhatsApp channels only"),
     (None, r"required for "),  # MISSING_REQUIRED_FIELD of the kind chosen
     # A scoring rule's params are those of its kind, and a custom field
     # value is checked against the stored field's type (docs/sales.md).

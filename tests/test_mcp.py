@@ -148,12 +148,15 @@ def test_sync_lists_every_page_of_tools(caller, mcp_server):
         "version": "1.2.3",
         "protocol_version": "2025-06-18",
     }
-    tools = caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()
+    tools = caller.get(f"/v1/mcp-servers/{server['id']}/tools?sort=name&order=asc").get_json()
     assert [t["name"] for t in tools["data"]] == ["add", "lookup_order"]
     add = tools["data"][0]
     assert add["description"] == "Add two numbers" and add["server_id"] == server["id"]
     assert add["input_schema"]["required"] == ["a", "b"]
     assert tools["pagination"]["total"] == 2
+    newest_first = caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()["data"]
+    by_time = sorted(tools["data"], key=lambda t: (t["created_at"], t["id"]), reverse=True)
+    assert [t["id"] for t in newest_first] == [t["id"] for t in by_time]
     # The stored headers were sent to the server.
     assert any(h.get("authorization") == "Bearer t0ken" for h in mcp_server.seen_headers)
 
@@ -163,7 +166,9 @@ def test_a_second_sync_keeps_tool_ids_and_drops_vanished_tools(caller, mcp_serve
     caller.post(f"/v1/mcp-servers/{server['id']}/sync")
     first = {
         t["name"]: t["id"]
-        for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()["data"]
+        for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools?sort=name&order=asc").get_json()[
+            "data"
+        ]
     }
     agent = caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
     caller.put(f"/v1/agents/{agent}/tools", json={"tool_ids": list(first.values())})
@@ -174,7 +179,9 @@ def test_a_second_sync_keeps_tool_ids_and_drops_vanished_tools(caller, mcp_serve
         mcp_server.tools.append(removed)
     second = {
         t["name"]: t["id"]
-        for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()["data"]
+        for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools?sort=name&order=asc").get_json()[
+            "data"
+        ]
     }
     assert second == {"add": first["add"]}
     assert [t["name"] for t in caller.get(f"/v1/agents/{agent}/tools").get_json()["data"]] == [
@@ -226,7 +233,9 @@ def test_an_unreachable_server_is_a_clear_error(caller, mcp_server):
 def test_agent_tools(caller, other, mcp_server):
     server = register(caller, mcp_server.url)
     caller.post(f"/v1/mcp-servers/{server['id']}/sync")
-    tools = caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()["data"]
+    tools = caller.get(f"/v1/mcp-servers/{server['id']}/tools?sort=name&order=asc").get_json()[
+        "data"
+    ]
     agent = caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
     assert caller.get(f"/v1/agents/{agent}/tools").get_json()["data"] == []
     response = caller.put(f"/v1/agents/{agent}/tools", json={"tool_ids": [tools[1]["id"]]})
@@ -259,7 +268,10 @@ def test_deleting_a_server_removes_its_tools_from_agents(caller, mcp_server):
     server = register(caller, mcp_server.url)
     caller.post(f"/v1/mcp-servers/{server['id']}/sync")
     tool_ids = [
-        t["id"] for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools").get_json()["data"]
+        t["id"]
+        for t in caller.get(f"/v1/mcp-servers/{server['id']}/tools?sort=name&order=asc").get_json()[
+            "data"
+        ]
     ]
     agent = caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
     caller.put(f"/v1/agents/{agent}/tools", json={"tool_ids": tool_ids})

@@ -142,16 +142,16 @@ def test_closed_conversations_and_handoffs_limit_who_writes(caller, chat):
     assert_error(send(caller, conversation_id), 409, "CONVERSATION_CLOSED")
 
 
-def test_list_reads_the_chat_in_order(caller, chat):
+def test_list_reads_the_chat_newest_first_by_default(caller, chat):
     conversation_id = chat["conversation"]["id"]
     sent = [data(send(caller, conversation_id, text=f"m{i}"), 201)["id"] for i in range(5)]
     listed = caller.get(f"/v1/conversations/{conversation_id}/messages").get_json()
-    assert [m["id"] for m in listed["data"]] == sent
+    assert [m["id"] for m in listed["data"]] == sent[::-1]
     assert listed["pagination"]["total"] == 5
-    desc = data(caller.get(f"/v1/conversations/{conversation_id}/messages?order=desc&limit=2"))
-    assert [m["id"] for m in desc] == sent[::-1][:2]
+    asc = data(caller.get(f"/v1/conversations/{conversation_id}/messages?order=asc&limit=2"))
+    assert [m["id"] for m in asc] == sent[:2]
     page = data(caller.get(f"/v1/conversations/{conversation_id}/messages?limit=2&page=3"))
-    assert [m["id"] for m in page] == sent[4:]
+    assert [m["id"] for m in page] == sent[:1]
     assert_error(
         caller.get(f"/v1/conversations/{conversation_id}/messages?sort=text"),
         400,
@@ -356,7 +356,7 @@ def test_scopes(make_caller):
     )
     assert editor.patch(f"/v1/messages/{message['id']}", json={"text": "x"}).status_code == 200
     assert_error(
-        editor.delete(f"/v1/messages/{message['id']}"), 403, "INSUFFICIENT_SCOPE", "messages:delete"
+        writer.delete(f"/v1/messages/{message['id']}"), 403, "INSUFFICIENT_SCOPE", "messages:delete"
     )
     assert deleter.delete(f"/v1/messages/{message['id']}").status_code == 200
 

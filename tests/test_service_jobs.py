@@ -146,6 +146,7 @@ EXPECTED_JOBS = {
     "agent_platform.services.appointment_reminders.send_reminders": (
         "APPOINTMENTS_REMINDER_POLL_SECONDS"
     ),
+    "agent_platform.services.billing.raise_trial_events": "PLAN_TRIAL_CHECK_SECONDS",
 }
 
 

@@ -15,6 +15,7 @@ from webhooks_helpers import Receiver, Reply, raise_event, register
 
 WEBHOOK_FIELDS = {
     "id",
+    "agent_id",
     "url",
     "events",
     "description",

@@ -123,12 +123,12 @@ def test_an_api_error_fails_the_message_with_it(caller, conversation, graph):
     graph.fail_next(
         400,
         {
-            "message": "(#131047) Re-engagement message",
+            "message": "(#131026) Message undeliverable",
             "type": "OAuthException",
-            "code": 131047,
+            "code": 131026,
             "error_data": {
                 "messaging_product": "whatsapp",
-                "details": "Message failed to send because more than 24 hours have passed",
+                "details": "Unable to deliver message to this phone number",
             },
             "fbtrace_id": "A1b2",
         },
@@ -137,9 +137,9 @@ def test_an_api_error_fails_the_message_with_it(caller, conversation, graph):
     failed = shown(caller, message)
     assert failed["status"] == "failed"
     assert failed["error"] == {
-        "code": "131047",
-        "title": "(#131047) Re-engagement message",
-        "details": "Message failed to send because more than 24 hours have passed",
+        "code": "131026",
+        "title": "(#131026) Message undeliverable",
+        "details": "Unable to deliver message to this phone number",
     }
     assert message_events(caller) == ["message.failed"]
     assert len(graph.sent()) == 1  # not retried
@@ -321,7 +321,7 @@ def test_a_failed_send_is_logged_with_ids_and_reason(caller, channel, conversati
     now = utcnow()
     graph.fail_next(500, {"message": "Service temporarily unavailable", "code": 2})
     sending.send_queued(now=now, max_attempts=2)
-    graph.fail_next(400, {"message": "(#131047) Re-engagement message", "code": 131047})
+    graph.fail_next(400, {"message": "(#131026) Message undeliverable", "code": 131026})
     sending.send_queued(now=now + timedelta(minutes=1), max_attempts=2)
     retried, failed = failures(caplog, "agent_platform.sending")
     assert (retried.levelname, failed.levelname) == ("WARNING", "ERROR")
@@ -332,7 +332,7 @@ def test_a_failed_send_is_logged_with_ids_and_reason(caller, channel, conversati
         assert (record.message_id, record.attempt) == (message["id"], attempt)
     assert (retried.code, retried.reason) == ("2", "Service temporarily unavailable")
     assert "attempt 1 of 2" in retried.getMessage() and "failed" in failed.getMessage()
-    assert (failed.code, failed.reason) == ("131047", "(#131047) Re-engagement message")
+    assert (failed.code, failed.reason) == ("131026", "(#131026) Message undeliverable")
 
 
 def test_a_sandbox_channel_records_the_request_instead_of_sending(

@@ -12,14 +12,12 @@ from conversations_helpers import data, events, make_contact, make_conversation
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import T0, envelope, received, status, statuses_payload
 
+# (131047, the re-engagement refusal, is mapped: test_whatsapp_templates.py.)
 FAILED_ERROR = {
-    "code": 131047,
-    "title": "Re-engagement message",
-    "message": "Re-engagement message",
-    "error_data": {
-        "details": "Message failed to send because more than 24 hours have passed since "
-        "the customer last replied to this number."
-    },
+    "code": 131026,
+    "title": "Message undeliverable",
+    "message": "Message undeliverable",
+    "error_data": {"details": "Unable to deliver message to this phone number."},
     "href": "https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/",
 }
 
@@ -72,12 +70,12 @@ def test_failed_keeps_the_networks_error(client, caller, channel, outbound):
     assert message["status"] == "failed"
     assert message["failed_at"] == "2026-01-02T03:04:08.000000Z"
     assert message["error"] == {
-        "code": "131047",
-        "title": "Re-engagement message",
+        "code": "131026",
+        "title": "Message undeliverable",
         "details": FAILED_ERROR["error_data"]["details"],
     }
     assert status_events(caller) == ["message.failed"]
-    assert events(caller.workspace_id, "message.failed")[0][1]["error"]["code"] == "131047"
+    assert events(caller.workspace_id, "message.failed")[0][1]["error"]["code"] == "131026"
 
 
 def test_sent_with_conversation_and_pricing_kept(client, caller, channel, outbound):

@@ -103,7 +103,7 @@ def test_a_visitor_talks_with_the_agent(client, caller, site):
 
     # The platform sees the same conversation, as on any channel.
     [conversation] = data(caller.get(f"/v1/conversations?channel_id={site['id']}"))
-    messages = data(caller.get(f"/v1/conversations/{conversation['id']}/messages"))
+    messages = data(caller.get(f"/v1/conversations/{conversation['id']}/messages?order=asc"))
     assert [(m["direction"], m["status"]) for m in messages] == [
         ("inbound", "received"),
         ("outbound", "delivered"),  # sent when stored, delivered when the widget fetched it

@@ -206,7 +206,7 @@ def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
     hosted.wait_for("agent", ANSWER)
     assert hosted.texts("human") == []
 
-    messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages")
+    messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages?order=asc")
     assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [QUESTION, HOSTILE]
     statuses = {m["text"]: m["status"] for m in messages if m["direction"] == "outbound"}
     assert statuses[ANSWER] == "read"  # the visitor had the panel open on it

@@ -50,6 +50,18 @@ def _at_least(minimum):
     return lambda value: None if value >= minimum else f"must be at least {minimum}"
 
 
+def _plan_name(value):
+    # As services.billing.PLAN_NAME, which imports Flask: not worth it here.
+    if re.fullmatch(r"[a-z0-9][a-z0-9_.-]{0,49}", value):
+        return None
+    return "must be 1 to 50 of a-z, 0-9, '_', '.', '-', starting with a letter or digit"
+
+
+def _days_up_to(maximum):
+    # Past ten years a date would only be a typo (and far beyond, an overflow).
+    return lambda value: None if 1 <= value <= maximum else f"must be 1 to {maximum}"
+
+
 def _port(value):
     return None if 1 <= value <= 65535 else "must be a port, 1 to 65535"
 
@@ -105,6 +117,9 @@ _BY_KEY = {
     "PLAN_MAX_AGENTS": _at_least(0),
     "PLAN_MAX_CHANNELS": _at_least(0),
     "PLAN_CREDITS": _at_least(0),
+    "PLAN_DEFAULT": _plan_name,
+    "PLAN_TRIAL_DAYS": _days_up_to(3660),
+    "PLAN_TRIAL_WARNING_DAYS": _days_up_to(366),
     "CREDITS_PER_REPLY": _at_least(0),
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),

@@ -39,6 +39,8 @@ SCOPES = {
     # Not in the spec, which names no scope for appointments (docs/appointments.md).
     "appointments:read": "Read appointments, availability, free slots, settings",
     "appointments:write": "Book, reschedule, cancel, complete appointments; set availability",
+    "permissions:read": "List the workspace's API keys (never the keys themselves)",
+    "permissions:write": "Revoke the workspace's API keys",
 }
 
 

@@ -6,6 +6,7 @@ from werkzeug.exceptions import HTTPException
 
 from ..errors import ApiError
 from . import (
+    agent_activity,
     agents,
     appointments,
     channel_events,
@@ -53,6 +54,8 @@ V1_BLUEPRINTS += [leads.blp, scoring_rules.blp, pipeline_columns.blp, opportunit
 V1_BLUEPRINTS += [interactions.blp]
 # Appointments, availability and reminders (issue 21).
 V1_BLUEPRINTS += [appointments.blp, appointments.agent_availability_blp]
+# An agent's webhooks and history (issue 21).
+V1_BLUEPRINTS += [agent_activity.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

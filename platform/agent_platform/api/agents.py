@@ -62,7 +62,7 @@ class AgentById(MethodView):
         """Update an agent"""
         return agents.update_agent(g.workspace_id, agent_id, changes)
 
-    @blp.scope("agents:delete")
+    @blp.scope("agents:delete", "agents:write")
     @blp.response(204)
     @blp.errors(404)
     def delete(self, agent_id):

@@ -23,6 +23,8 @@ from .schemas.common import Bare, BareSchema
 AUTH_ERRORS = (401, 403, 413, 429, 500)
 # The "scope" of operations any valid key may call (GET /v1/me).
 ANY_SCOPE = "*"
+# The two ways a key is presented (securitySchemes of the OpenAPI document).
+_SCHEMES = ("ApiKeyHeader", "BearerAuth")
 
 
 class ApiParser(FlaskParser):
@@ -91,22 +93,30 @@ def _nothing_to_change(req, loaded=core.missing):
 class ApiBlueprint(Blueprint):
     ARGUMENTS_PARSER = ApiParser()
 
-    def scope(self, name):
-        """Declare the scope an operation needs; the request pipeline enforces it."""
-        if name not in SCOPES and name != ANY_SCOPE:
-            raise ValueError(f"unknown scope {name}")
-        needs = "any valid API key" if name == ANY_SCOPE else f"scope `{name}`"
-        granted = [] if name == ANY_SCOPE else [name]
+    def scope(self, name, *also):
+        """Declare the scope an operation needs; the request pipeline enforces it.
+
+        `also` names the scopes the spec's variant listing lets stand in for
+        it (`agents:write` also covers deleting agents): any one of them will do.
+        """
+        accepted = (name, *also)
+        for scope in accepted:
+            if scope not in SCOPES and scope != ANY_SCOPE:
+                raise ValueError(f"unknown scope {scope}")
+        if name == ANY_SCOPE:
+            needs, security = "any valid API key", [{"ApiKeyHeader": []}, {"BearerAuth": []}]
+        else:
+            needs = " or ".join(f"scope `{scope}`" for scope in accepted)
+            security = [{scheme: [scope]} for scope in accepted for scheme in _SCHEMES]
 
         def decorator(func):
             func = self.errors(*AUTH_ERRORS)(func)
             func._required_scope = name
-            _add_doc(
-                func,
-                security=[{"ApiKeyHeader": granted}, {"BearerAuth": granted}],
-                description=f"Requires {needs}.",
-            )
+            func._accepted_scopes = accepted
+            _add_doc(func, security=security, description=f"Requires {needs}.")
             func._apidoc["manual_doc"]["x-required-scope"] = name
+            if also:
+                func._apidoc["manual_doc"]["x-accepted-scopes"] = list(accepted)
             return func
 
         return decorator

@@ -29,10 +29,10 @@ class ConversationMessages(MethodView):
     @blp.response(200, paginated(MessageSchema))
     @blp.errors(400, 404)
     def get(self, query, conversation_id):
-        """List a conversation's messages (oldest first unless order=desc)"""
+        """List a conversation's messages (newest first unless order=asc)"""
         return messages.list_messages(g.workspace_id, conversation_id, **query)
 
-    @blp.scope("messages:write")
+    @blp.scope("messages:write", "chats:write")
     @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.arguments(MessageCreateSchema)
     @blp.response(201, MessageSchema)
@@ -66,7 +66,7 @@ class MessageById(MethodView):
         """Edit an outbound message's text or caption (the history is kept)"""
         return messages.edit_message(g.workspace_id, message_id, changes)
 
-    @blp.scope("messages:delete")
+    @blp.scope("messages:delete", "chats:write")
     @blp.response(200, MessageSchema)
     @blp.errors(404)
     def delete(self, message_id):

@@ -23,11 +23,12 @@ DEFAULT_LIMIT = 20
 class ListQuery(ma.Schema):
     """Subclass per listing: set SORT_FIELDS (first is the default) and add filters.
 
+    Every listing defaults to descending order (the spec's default): newest
+    first, as the first sort field is the creation or last-change time.
     The loaded dict holds the filters plus `paging`, a PageRequest.
     """
 
     SORT_FIELDS = ("created_at",)
-    DEFAULT_ORDER = "desc"
 
     page = fields.Integer(
         load_default=1,
@@ -44,7 +45,7 @@ class ListQuery(ma.Schema):
     )
     order = fields.String(
         validate=validate.OneOf(("asc", "desc")),
-        metadata={"description": "asc or desc"},
+        metadata={"description": "asc or desc (default desc: newest first)", "default": "desc"},
     )
     sort = fields.String(metadata={"description": "Field to sort by"})
 
@@ -52,7 +53,9 @@ class ListQuery(ma.Schema):
         super().__init__(*args, **kwargs)
         # Each listing's own choices, on its instance's field: checked on
         # load and documented as the parameter's enum.
-        self.fields["sort"].validators = [validate.OneOf(self.SORT_FIELDS)]
+        sort = self.fields["sort"]
+        sort.validators = [validate.OneOf(self.SORT_FIELDS)]
+        sort.metadata = {"description": "Field to sort by", "default": self.SORT_FIELDS[0]}
 
     @validates_schema
     def check_alias(self, data, **kwargs):
@@ -68,7 +71,7 @@ class ListQuery(ma.Schema):
         data["paging"] = PageRequest(
             page=data.pop("page"),
             limit=limit,
-            order=data.pop("order", self.DEFAULT_ORDER),
+            order=data.pop("order", "desc"),
             sort=data.pop("sort", self.SORT_FIELDS[0]),
         )
         return data

@@ -95,8 +95,9 @@ def _access(app, endpoint, method):
     known = app.extensions.setdefault("operation_access", {})
     if (endpoint, method) not in known:
         public = is_public(endpoint, method)
-        scope = None if public else getattr(view_method(endpoint, method), "_required_scope", None)
-        known[endpoint, method] = (public, scope)
+        handler = None if public else view_method(endpoint, method)
+        scopes = getattr(handler, "_accepted_scopes", None)
+        known[endpoint, method] = (public, scopes)
     return known[endpoint, method]
 
 
@@ -105,14 +106,14 @@ def authorize(req, request_globals, app):
         return
     # HEAD is GET without the body: the same key, scope and status.
     method = "GET" if req.method == "HEAD" else req.method
-    public, scope = _access(app, req.endpoint, method)
+    public, scopes = _access(app, req.endpoint, method)
     if public:
         return
     api_key = keys.authenticate(_presented_key(req.environ))
     request_globals.api_key = api_key
     request_globals.workspace_id = api_key.workspace_id
     _rate_limit(app, api_key, request_globals)
-    _check_scope(api_key, scope)
+    _check_scope(api_key, scopes)
     _check_workspace(api_key, req.view_args or {})
 
 
@@ -143,13 +144,17 @@ def _rate_limit(app, api_key, request_globals):
         )
 
 
-def _check_scope(api_key, scope):
-    if scope is None:
+def _check_scope(api_key, scopes):
+    """`scopes`: those of which the key needs any one (the spec's variants)."""
+    if scopes is None:
         # Every authenticated operation declares a scope (a test walks the
         # routes); failing closed keeps a forgotten declaration harmless.
         raise Forbidden("This operation declares no scope.", code="INSUFFICIENT_SCOPE")
-    if scope != ANY_SCOPE and scope not in api_key.scopes:
-        raise Forbidden(f"This API key lacks the scope {scope}.", code="INSUFFICIENT_SCOPE")
+    held = api_key.scopes
+    if scopes[0] != ANY_SCOPE and not any(scope in held for scope in scopes):
+        raise Forbidden(
+            f"This API key lacks the scope {' or '.join(scopes)}.", code="INSUFFICIENT_SCOPE"
+        )
 
 
 def _check_workspace(api_key, view_args):

@@ -8,10 +8,13 @@ from ..services import agents, permissions, trainings
 from .blueprint import ANY_SCOPE, ApiBlueprint
 from .schemas.variant import (
     PermissionCreateSchema,
+    PermissionListQuery,
     QaCreateSchema,
     VariantAgentCreateSchema,
     VariantAgentSchema,
+    VariantPermissionPageSchema,
     VariantPermissionSchema,
+    VariantRevokedSchema,
     VariantSettingsSchema,
     VariantTrainingSchema,
 )
@@ -72,3 +75,22 @@ class VariantPermissions(MethodView):
         for name in ("id", "name", "scopes", "created_at"):
             permission[name] = getattr(key, name)
         return {"success": True, "data": {"permission": permission}}
+
+    @blp.scope("permissions:read")
+    @blp.arguments(PermissionListQuery, location="query")
+    @blp.response(200, VariantPermissionPageSchema)
+    @blp.errors(400)
+    def get(self, query):
+        """List the workspace's API keys, newest first (never the keys themselves)"""
+        return permissions.list_permissions(g.api_key, **query)
+
+
+@blp.route("/workspaces/permissions/<permission_id>")
+class VariantPermissionById(MethodView):
+    @blp.scope("permissions:write")
+    @blp.response(200, VariantRevokedSchema)
+    @blp.errors(403, 404)
+    def delete(self, permission_id):
+        """Revoke an API key of the workspace, at once (again: unchanged)"""
+        key = permissions.revoke_permission(g.api_key, permission_id)
+        return {"success": True, "data": {"permission": key}}

@@ -32,15 +32,15 @@ class Webhooks(MethodView):
     @blp.scope("webhooks:read")
     @blp.arguments(WebhookListQuery, location="query")
     @blp.response(200, paginated(WebhookSchema))
-    @blp.errors(400)
+    @blp.errors(400, 404)
     def get(self, query):
-        """List webhooks"""
+        """List webhooks (agent_id: only that agent's)"""
         return webhooks.list_webhooks(g.workspace_id, **query)
 
     @blp.scope("webhooks:write")
     @blp.arguments(WebhookCreateSchema)
     @blp.response(201, WebhookWithSecretSchema)
-    @blp.errors(400, 409)
+    @blp.errors(400, 404, 409)
     def post(self, values):
         """Register a webhook (the secret is shown only in this response)"""
         return webhooks.create_webhook(g.workspace_id, values)

@@ -131,6 +131,12 @@ class Adapter(ChannelType):
         """Why `channel` cannot send now (a missing setting), or None."""
         return None
 
+    def check_message(self, channel, contact_id, kind, now):
+        """Raise an ApiError when this message (`kind`: its type) cannot go
+        to the contact now. Only WhatsApp has template messages."""
+        if kind == "template":
+            raise ValidationError("type", "template messages are sent on WhatsApp channels only")
+
     def receive(self, channel_id, callback, bound=None):
         raise NotFound(f"Channels of type {self.type} have no callback URL.", code="NOT_FOUND")
 
@@ -217,6 +223,11 @@ def send_refusal(channel):
         return f"Channels of type {channel.type} cannot send messages yet{_able()}."
     check = getattr(sender, "cannot_send", None)
     return check(channel) if check is not None else None
+
+
+def check_message(channel, contact_id, kind, now):
+    """As the channel's adapter: raise when this message cannot be sent now."""
+    (get_adapter(channel.type) or Adapter()).check_message(channel, contact_id, kind, now)
 
 
 def _able():

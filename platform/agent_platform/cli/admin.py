@@ -60,6 +60,8 @@ def _workspace_row(workspace):
         "id": workspace.id,
         "name": workspace.name,
         "company_id": workspace.company_id,
+        "plan": workspace.plan,
+        "trial_ends_at": stamp(workspace.trial_ends_at),
         "created_at": stamp(workspace.created_at),
     }
 

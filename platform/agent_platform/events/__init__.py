@@ -14,8 +14,8 @@ from .delivery import queue_event
 # most workspaces have none, and asking apart cost a statement on every emit
 # (about 18 k instructions of a stored WhatsApp message's 1.48 M).
 _INSERT = (
-    'INSERT INTO "event" ("id", "workspace_id", "name", "data", "created_at") '
-    "VALUES (?, ?, ?, ?, ?) "
+    'INSERT INTO "event" ("id", "workspace_id", "name", "data", "created_at", "agent_id") '
+    "VALUES (?, ?, ?, ?, ?, ?) "
     'RETURNING EXISTS (SELECT 1 FROM "webhook" WHERE "workspace_id" = ? AND "is_active" = 1)'
 )
 
@@ -35,6 +35,7 @@ def emit(workspace_id, name, data, now=None):
     if not database.in_transaction():
         raise RuntimeError("emit() must run inside the transaction of its change")
     values = {"workspace": workspace_id, "name": name, "data": data, "created_at": now or utcnow()}
+    values["agent_id"] = agent_of(data)
     event = fastsql.new(Event, values)
     if _inserted(event.__data__):
         queue_event(event)
@@ -45,4 +46,18 @@ def _inserted(row):
     """INSERT the event's `row`; True when its workspace has an active webhook."""
     workspace_id = row["workspace"]
     params = (row["id"], workspace_id, row["name"], compact_json(row["data"]), row["created_at"])
-    return fastsql.execute(_INSERT, *params, workspace_id).fetchone()[0] == 1
+    return fastsql.execute(_INSERT, *params, row["agent_id"], workspace_id).fetchone()[0] == 1
+
+
+def agent_of(data):
+    """The agent an event concerns: its data's `agent_id`, else the agent of
+    its data's conversation at the time (message events), else None."""
+    if not isinstance(data, dict):
+        return None
+    agent_id = data.get("agent_id")
+    if agent_id is None and data.get("conversation_id") is not None:
+        agent_id = fastsql.scalar(_CONVERSATION_AGENT, data["conversation_id"])
+    return agent_id if isinstance(agent_id, str) else None
+
+
+_CONVERSATION_AGENT = 'SELECT "agent_id" FROM "conversation" WHERE "id" = ?'

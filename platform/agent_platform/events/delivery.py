@@ -138,7 +138,7 @@ def queue_event(event):
             "created_at": event.created_at,
             "updated_at": event.created_at,
         }
-        for webhook in Webhook.subscribed(event.workspace_id, event.name)
+        for webhook in Webhook.subscribed(event.workspace_id, event.name, event.agent_id)
     ]
     if rows:
         Delivery.insert_many(rows).execute()

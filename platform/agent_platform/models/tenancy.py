@@ -3,7 +3,7 @@
 import json
 from functools import lru_cache
 
-from peewee import BooleanField, CharField, ForeignKeyField
+from peewee import SQL, BooleanField, CharField, ForeignKeyField
 
 from .base import BaseModel, JSONField, TimestampedModel, UtcDateTimeField, utcnow
 from .fastsql import fetch_one
@@ -16,6 +16,38 @@ class Company(TimestampedModel):
 class Workspace(TimestampedModel):
     company = ForeignKeyField(Company, backref="workspaces", on_delete="CASCADE")
     name = CharField(max_length=200)
+    # The billing plan, by name, and the trial's end (None: no trial). The
+    # two *_raised_at record that trial.expiring / trial.expired were raised
+    # for the current trial end, so each is raised once, whatever restarts.
+    plan = CharField(max_length=50, default="free", constraints=[SQL("DEFAULT 'free'")])
+    trial_ends_at = UtcDateTimeField(null=True)
+    trial_expiring_raised_at = UtcDateTimeField(null=True)
+    trial_expired_raised_at = UtcDateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("trial_ends_at",), False),)
+
+    @classmethod
+    def trials_to_raise(cls, now, warning):
+        """Workspaces whose trial is within `warning` of its end, or past it,
+        with an event of it still to raise."""
+        return cls.select().where(
+            cls.trial_ends_at.is_null(False)
+            & cls.trial_expired_raised_at.is_null()
+            & (
+                (cls.trial_ends_at <= now)
+                | ((cls.trial_ends_at <= now + warning) & cls.trial_expiring_raised_at.is_null())
+            )
+        )
+
+    @classmethod
+    def mark_raised(cls, workspace_id, field, trial_ends_at, now):
+        """Set `field` if unset for this trial end; True when this call set it
+        (of two processes at once, one wins and raises the event)."""
+        query = cls.update({field: now}).where(
+            (cls.id == workspace_id) & field.is_null() & (cls.trial_ends_at == trial_ends_at)
+        )
+        return query.execute() == 1
 
     @staticmethod
     @lru_cache(maxsize=4096)
@@ -60,6 +92,17 @@ class ApiKey(TimestampedModel):
         """The key with this lookup id. Every request runs this: plain SQL
         spares peewee's query building and row loading."""
         return fetch_one(cls, 'SELECT * FROM "api_key" WHERE "lookup_id" = ?', lookup_id)
+
+    @classmethod
+    def of_workspace(cls, workspace_id, is_revoked=None):
+        query = cls.select().where(cls.workspace == workspace_id)
+        if is_revoked is not None:
+            query = query.where(cls.revoked_at.is_null(not is_revoked))
+        return query
+
+    @classmethod
+    def in_workspace_by_id(cls, workspace_id, key_id):
+        return cls.get_or_none((cls.workspace == workspace_id) & (cls.id == key_id))
 
     @property
     def company_id(self):

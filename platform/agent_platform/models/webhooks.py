@@ -17,6 +17,7 @@ from peewee import (
 )
 
 from . import fastsql
+from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .encrypted import EncryptedCharField
 from .tenancy import Workspace
@@ -42,9 +43,15 @@ class Webhook(TimestampedModel, WorkspaceScoped):
     consecutive_failures = IntegerField(default=0)
     last_success_at = DateTimeField(null=True)
     last_failure_at = DateTimeField(null=True)
+    # Set: the webhook gets only the events of this agent (Event.agent_id).
+    agent = ForeignKeyField(Agent, null=True, backref="webhooks", on_delete="CASCADE")
 
     class Meta:
         indexes = ((("workspace", "url"), True),)
+
+    def concerns(self, agent_id):
+        """Whether an event of `agent_id` (None: of no agent) is this webhook's."""
+        return self.agent_id is None or self.agent_id == agent_id
 
     def wants(self, event_name):
         from ..events.catalog import EVENTS  # events import models: import at use
@@ -63,8 +70,10 @@ class Webhook(TimestampedModel, WorkspaceScoped):
         return [self.secret]
 
     @classmethod
-    def listed(cls, workspace_id, status=None, is_active=None):
-        return fastsql.Listing(cls, workspace=workspace_id, status=status, is_active=is_active)
+    def listed(cls, workspace_id, status=None, is_active=None, agent_id=None):
+        return fastsql.Listing(
+            cls, workspace=workspace_id, status=status, is_active=is_active, agent=agent_id
+        )
 
     @classmethod
     def with_url(cls, workspace_id, url, excluding_id=None):
@@ -74,15 +83,15 @@ class Webhook(TimestampedModel, WorkspaceScoped):
         return query.first()
 
     @classmethod
-    def subscribed(cls, workspace_id, event_name):
-        """The workspace's active webhooks that want `event_name`."""
+    def subscribed(cls, workspace_id, event_name, agent_id=None):
+        """The workspace's active webhooks that want `event_name` (of `agent_id`)."""
         # Runs inside every emit(): plain SQL (see fastsql).
         active = fastsql.fetch_all(
             cls,
             "SELECT * FROM webhook WHERE workspace_id = ? AND is_active = 1 ORDER BY created_at",
             workspace_id,
         )
-        return [webhook for webhook in active if webhook.wants(event_name)]
+        return [w for w in active if w.wants(event_name) and w.concerns(agent_id)]
 
 
 class Delivery(TimestampedModel):

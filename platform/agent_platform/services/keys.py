@@ -11,6 +11,7 @@ from ..errors import NotFound, Unauthorized, ValidationError
 from ..models import ApiKey, Company, Workspace
 from ..models.base import utcnow
 from ..scopes import SCOPES, permissions, unknown_scopes
+from .billing import new_workspace_terms
 
 KEY_PREFIX = "apk_"
 _LOOKUP_LENGTH = 12
@@ -23,10 +24,11 @@ def hash_key(raw_key):
 
 
 def create_workspace(name, company_name=None):
-    """A workspace in a new company (named after the workspace by default)."""
+    """A workspace in a new company (named after the workspace by default),
+    on the configured plan and trial."""
     with transaction():
         company = Company.create(name=company_name or name)
-        return Workspace.create(company=company, name=name)
+        return Workspace.create(company=company, name=name, **new_workspace_terms())
 
 
 def get_workspace(workspace_id):

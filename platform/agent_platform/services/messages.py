@@ -59,6 +59,8 @@ def post_message(
             if replay is not None:
                 return replay, True
         _check_can_send(conversation, values["sender_type"])
+        content, metadata = _content(values), _metadata(values)
+        _check_reaches(conversation, values, now)
         message = insert_message(
             conversation=conversation.id,
             channel=conversation.channel_id,
@@ -67,8 +69,8 @@ def post_message(
             sender_type=values["sender_type"],
             status="queued",
             reply_to_id=_reply_to(conversation, values.get("reply_to_id")),
-            **_content(values),
-            metadata=values.get("metadata") or {},
+            **content,
+            metadata=metadata,
             created_at=now,
             updated_at=now,
         )
@@ -144,8 +146,28 @@ def _check_can_send(conversation, sender_type):
         raise Conflict(refusal, code="CHANNEL_CANNOT_SEND")
 
 
+def _check_reaches(conversation, values, now):
+    """The channel's own rule for this message (WhatsApp's 24-hour window)."""
+    channel = Channel.get_by_id(conversation.channel_id)
+    adapters.check_message(channel, conversation.contact_id, values.get("type", "text"), now)
+
+
+def _metadata(values):
+    """The caller's metadata; a template message's template is kept in it."""
+    metadata = values.get("metadata") or {}
+    if values.get("type") == "template":
+        if "template" in metadata:
+            raise ValidationError("metadata", "`template` is the template's own key here")
+        metadata = {**metadata, "template": values["template"]}
+    return metadata
+
+
 def _content(values):
     kind = values.get("type", "text")
+    if kind == "template":
+        return _template_content(values)
+    if values.get("template") is not None:
+        raise ValidationError("template", "only template messages have it")
     if kind == "text":
         if not values.get("text"):
             raise ValidationError("text", "required for a text message", "MISSING_REQUIRED_FIELD")
@@ -165,6 +187,17 @@ def _content(values):
         "media_url": formats.http_url(values["media_url"], "media_url"),
         "media_mime_type": values.get("media_mime_type"),
     }
+
+
+def _template_content(values):
+    if values.get("template") is None:
+        raise ValidationError(
+            "template", "required for a template message", "MISSING_REQUIRED_FIELD"
+        )
+    for name in ("text", "caption", "media_url", "media_mime_type"):
+        if values.get(name) is not None:
+            raise ValidationError(name, "a template message has its template only")
+    return {"type": "template"}
 
 
 def _reply_to(conversation, reply_to_id):
@@ -209,6 +242,11 @@ def _check_editable(message, changes):
     if message.direction != "outbound":
         raise Conflict(
             f"Message {message.id} is inbound: what the contact wrote cannot be edited.",
+            code="MESSAGE_NOT_EDITABLE",
+        )
+    if message.type == "template":
+        raise Conflict(
+            f"Message {message.id} is a template: its text is Meta's, not ours to edit.",
             code="MESSAGE_NOT_EDITABLE",
         )
     if message.type == "text" and "caption" in changes:

@@ -17,6 +17,7 @@ from ..events.catalog import CATEGORIES, EVENTS
 from ..models.base import canonical_uuid, new_id, utcnow
 from ..models.pagination import paginate
 from ..models.webhooks import EVERYTHING, Delivery, DeliveryAttempt, Webhook
+from . import agents
 
 # A rotated-out secret keeps signing (next to the new one) this long.
 PREVIOUS_SECRET_GRACE = timedelta(hours=24)
@@ -35,19 +36,23 @@ def get_webhook(workspace_id, webhook_id):
     return Webhook.get_in_workspace(workspace_id, webhook_id, not_found(webhook_id))
 
 
-def list_webhooks(workspace_id, paging, status=None, is_active=None):
-    return paginate(Webhook.listed(workspace_id, status, is_active), Webhook, paging)
+def list_webhooks(workspace_id, paging, status=None, is_active=None, agent_id=None):
+    listing = Webhook.listed(workspace_id, status, is_active, _agent(workspace_id, agent_id))
+    return paginate(listing, Webhook, paging)
 
 
 def create_webhook(workspace_id, values):
-    """A new webhook; its secret is in the returned object (shown only now)."""
+    """A new webhook; its secret is in the returned object (shown only now).
+    With `agent_id`, it gets only the events of that agent."""
     events = check_events(values["events"])
     check_target(values["url"])
     with transaction():
+        agent_id = _agent(workspace_id, values.get("agent_id"))
         _check_url_free(workspace_id, values["url"])
         active = values.get("is_active", True)
         return Webhook.create(
             workspace=workspace_id,
+            agent=agent_id,
             url=values["url"],
             events=events,
             description=values.get("description", ""),
@@ -55,6 +60,11 @@ def create_webhook(workspace_id, values):
             status="active" if active else "deactivated",
             secret=signing.new_secret(),
         )
+
+
+def _agent(workspace_id, agent_id):
+    """A live agent's id (404 AGENT_NOT_FOUND otherwise), or None."""
+    return None if agent_id is None else agents.live_agent_id(workspace_id, str(agent_id))
 
 
 def update_webhook(workspace_id, webhook_id, changes, now=None):

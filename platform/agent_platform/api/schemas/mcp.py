@@ -100,8 +100,7 @@ class AgentToolSchema(McpToolSchema):
 
 
 class McpToolListQuery(ListQuery):
-    SORT_FIELDS = ("name", "created_at")
-    DEFAULT_ORDER = "asc"
+    SORT_FIELDS = ("created_at", "name")
 
 
 class AgentToolsSchema(ma.Schema):

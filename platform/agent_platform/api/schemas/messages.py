@@ -54,12 +54,38 @@ class MessageSchema(RenderedSchema):
     deleted_at = UtcDateTime(allow_none=True)
 
 
+class TemplateSchema(ma.Schema):
+    """A WhatsApp message template Meta has approved for the business."""
+
+    name = fields.String(
+        required=True,
+        validate=validate.Regexp(r"^[a-z0-9_]{1,512}$", error="Lowercase letters, digits, _."),
+        metadata={"description": "The approved template's name"},
+    )
+    language = fields.String(
+        required=True,
+        validate=validate.Regexp(
+            r"^[a-z]{2,3}(_[A-Z]{2})?$", error="A code such as en_US or pt_BR."
+        ),
+        metadata={"description": "The template's language code, e.g. en_US, pt_BR"},
+    )
+    parameters = fields.List(
+        fields.String(validate=validate.Length(min=1, max=1024)),
+        validate=validate.Length(max=50),
+        metadata={"description": "The body's {{1}}, {{2}}, ... in order, as text"},
+    )
+
+
 class MessageCreateSchema(ma.Schema):
     type = fields.String(
         load_default="text",
-        validate=validate.OneOf(("text", *MEDIA_TYPES)),
-        metadata={"description": "text (default), or image, audio, video, document by URL"},
+        validate=validate.OneOf(("text", *MEDIA_TYPES, "template")),
+        metadata={
+            "description": "text (default), or image, audio, video, document by URL, "
+            "or template (WhatsApp: an approved template, outside the 24-hour window too)"
+        },
     )
+    template = fields.Nested(TemplateSchema)
     text = fields.String(validate=validate.Length(min=1, max=MAX_TEXT))
     caption = fields.String(validate=validate.Length(min=1, max=1024))
     media_url = fields.String(validate=validate.Length(min=1, max=2048))
@@ -105,4 +131,3 @@ class MessageEditSchema(ma.Schema):
 
 class MessageListQuery(ListQuery):
     SORT_FIELDS = ("created_at",)
-    DEFAULT_ORDER = "asc"

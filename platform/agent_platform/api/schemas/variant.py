@@ -4,6 +4,8 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...scopes import SCOPES
+from ...services.keys import KEY_PREFIX
+from ..pagination import ListQuery, PageBodySchema
 from .agents import AgentBaseSchema, AgentSchema, AgentSettingsSchema
 from .common import BareSchema, Name, UtcDateTime
 from .trainings import TrainingSchema
@@ -71,3 +73,41 @@ class _PermissionData(ma.Schema):
 class VariantPermissionSchema(BareSchema):
     success = fields.Boolean()
     data = fields.Nested(_PermissionData)
+
+
+class PermissionListQuery(ListQuery):
+    SORT_FIELDS = ("created_at", "name", "last_used_at")
+    is_revoked = fields.Boolean(metadata={"description": "Only revoked (true) or live keys"})
+
+
+class PermissionListedSchema(ma.Schema):
+    """A key as listed: never the key itself, which is shown once, at creation."""
+
+    id = fields.String()
+    name = fields.String()
+    workspace_id = fields.String()
+    scopes = fields.List(fields.String())
+    key_prefix = fields.Function(
+        lambda key: KEY_PREFIX + key.lookup_id,
+        metadata={"description": "The key's public start, to tell keys apart (not a secret)"},
+    )
+    created_at = UtcDateTime()
+    last_used_at = UtcDateTime(allow_none=True)
+    revoked_at = UtcDateTime(allow_none=True)
+
+
+class VariantPermissionPageSchema(PageBodySchema):
+    success = fields.Boolean()
+    data = fields.List(fields.Nested(PermissionListedSchema), attribute="items")
+
+    def get_attribute(self, obj, attr, default):
+        return True if attr == "success" else super().get_attribute(obj, attr, default)
+
+
+class _RevokedData(ma.Schema):
+    permission = fields.Nested(PermissionListedSchema)
+
+
+class VariantRevokedSchema(BareSchema):
+    success = fields.Boolean()
+    data = fields.Nested(_RevokedData)

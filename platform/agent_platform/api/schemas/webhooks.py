@@ -25,6 +25,10 @@ class WebhookSchema(ma.Schema):
         allow_none=True,
         metadata={"description": "Until then the rotated-out secret also signs"},
     )
+    agent_id = fields.String(
+        allow_none=True,
+        metadata={"description": "Set: the webhook gets only this agent's events"},
+    )
     created_at = UtcDateTime()
     updated_at = UtcDateTime()
 
@@ -35,7 +39,9 @@ class WebhookWithSecretSchema(WebhookSchema):
     secret = fields.String(metadata={"description": "whsec_ followed by base64 random bytes"})
 
 
-class WebhookCreateSchema(ma.Schema):
+class AgentWebhookCreateSchema(ma.Schema):
+    """A webhook's fields (POST /v1/agents/{id}/webhooks takes the agent from its path)."""
+
     url = fields.String(
         required=True,
         validate=validate.Length(min=1, max=2048),
@@ -54,8 +60,14 @@ class WebhookCreateSchema(ma.Schema):
     is_active = fields.Boolean()
 
 
-class WebhookUpdateSchema(WebhookCreateSchema):
-    """Every field optional (PATCH)."""
+class WebhookCreateSchema(AgentWebhookCreateSchema):
+    agent_id = fields.UUID(
+        metadata={"description": "Only this agent's events (see docs/webhooks.md); fixed once set"}
+    )
+
+
+class WebhookUpdateSchema(AgentWebhookCreateSchema):
+    """Every field optional (PATCH); the agent of a webhook does not change."""
 
     def __init__(self, **kwargs):
         # Top-level fields only: nested objects given keep their required fields.
@@ -67,6 +79,7 @@ class WebhookListQuery(ListQuery):
 
     status = fields.String(validate=validate.OneOf(WEBHOOK_STATUSES))
     is_active = fields.Boolean()
+    agent_id = fields.UUID(metadata={"description": "Only the webhooks of this agent"})
 
 
 class DeliveryAttemptSchema(ma.Schema):
@@ -118,3 +131,25 @@ class RecoverQuery(ma.Schema):
 class RecoverResultSchema(ma.Schema):
     redelivered = fields.Integer()
     since = UtcDateTime()
+
+
+class AgentWebhookListQuery(ListQuery):
+    SORT_FIELDS = ("created_at", "updated_at", "url")
+
+    status = fields.String(validate=validate.OneOf(WEBHOOK_STATUSES))
+    is_active = fields.Boolean()
+
+
+class HistoryEntrySchema(ma.Schema):
+    """An event of the agent, as its webhooks received it."""
+
+    event_id = fields.String(attribute="id")
+    event = fields.String(attribute="name", metadata={"enum": list(EVENTS)})
+    data = fields.Dict()
+    created_at = UtcDateTime()
+
+
+class HistoryQuery(ListQuery):
+    SORT_FIELDS = ("created_at",)
+
+    event = fields.String(validate=validate.OneOf(list(EVENTS)))

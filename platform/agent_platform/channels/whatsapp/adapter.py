@@ -5,6 +5,7 @@ from ..adapters import Adapter
 from . import intake
 from .credentials import verify_credentials
 from .sender import WhatsAppSender, missing_settings
+from .window import check_window
 
 NUMERIC_ID = r"^[0-9]{1,30}$"
 
@@ -44,6 +45,11 @@ class WhatsAppAdapter(WhatsAppSender, Adapter):
             return None
         names = " and ".join(f"settings.{name}" for name in missing)
         return f"Channel {channel.id} cannot send messages: set {names} first."
+
+    def check_message(self, channel, contact_id, kind, now):
+        """A template may go at any time; anything else only in the window."""
+        if kind != "template":
+            check_window(channel, contact_id, now)
 
     def receive(self, channel_id, callback, bound=None):
         signature = callback.headers.get("X-Hub-Signature-256")

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
+from .window import reengagement
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 STATUSES = ("sent", "delivered", "read", "failed")
@@ -232,7 +233,7 @@ def _status(status):
         external_id=_identifier(status, "id"),
         status=kind,
         at=_time(status.get("timestamp")),
-        error=error_of(status["errors"]) if status.get("errors") else None,
+        error=reengagement(error_of(status["errors"])) if status.get("errors") else None,
         metadata=metadata,
     )
 

@@ -18,6 +18,7 @@ from ...models.contacts import Contact
 from ...models.fastsql import fetch_one, scalar
 from ..senders import SendError, SendResult
 from .graph import GraphError, client
+from .window import reengagement
 
 CAPTIONED = ("image", "video", "document")
 MEDIA = ("image", "audio", "video", "document")
@@ -32,13 +33,19 @@ class WhatsAppSender:
         try:
             answer = client().post(f"{number_id}/messages", token, body)
         except GraphError as error:
-            raise SendError(error.code, error.title, error.details, error.retryable) from None
+            raise _send_error(error) from None
         sent = answer.get("messages")
         if not (
             isinstance(sent, list) and sent and isinstance(sent[0], dict) and sent[0].get("id")
         ):
             raise SendError("INVALID_RESPONSE", "The Graph API gave no message id", answer, True)
         return SendResult(external_id=str(sent[0]["id"]))
+
+
+def _send_error(error):
+    """Meta's error as the message's (its re-engagement refusal mapped)."""
+    mapped = reengagement(error.as_dict())
+    return SendError(mapped["code"], mapped["title"], mapped["details"], error.retryable)
 
 
 def _recorded(channel, body):
@@ -93,6 +100,8 @@ def message_body(message, to):
         if message.type == "document" and (message.metadata or {}).get("filename"):
             media["filename"] = message.metadata["filename"]
         body.update({"type": message.type, message.type: media})
+    elif message.type == "template":
+        body.update(type="template", template=template_body(message.metadata["template"]))
     else:
         raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
     replied = _replied_external_id(message)
@@ -105,3 +114,14 @@ def _replied_external_id(message):
     if not message.reply_to_id:
         return None
     return scalar('SELECT "external_id" FROM "message" WHERE "id" = ?', message.reply_to_id)
+
+
+def template_body(template):
+    """The Cloud API's template object: name, language code, and the body's
+    parameters in order, as text."""
+    body = {"name": template["name"], "language": {"code": template["language"]}}
+    parameters = template.get("parameters") or []
+    if parameters:
+        texts = [{"type": "text", "text": text} for text in parameters]
+        body["components"] = [{"type": "body", "parameters": texts}]
+    return body
