@@ -12,7 +12,8 @@ a small-talk line or a handoff count as no answer. The figures are the same
 as answer_quality.py's (top-1, passages, precision, coverage, abstained);
 they differ from it only where the engine's own steps change the outcome.
 
-    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|blind|blind2|blind3|all]
+    .venv/bin/python bench/answer_quality_engine.py
+        [--split tune|dev|final|blind|blind2|blind3|blind4|all]
 """
 
 import argparse
