@@ -18,6 +18,7 @@ from . import (
     idle_actions,
     inbound,
     intentions,
+    learning,
     mcp_servers,
     media,
     messages,
@@ -42,6 +43,7 @@ V1_BLUEPRINTS += [mcp_servers.blp, mcp_servers.agent_tools_blp]
 V1_BLUEPRINTS += [intentions.blp, transfer_rules.blp, idle_actions.blp, reply_preview.blp]
 # A channel's network event log and credential check (issue 6).
 V1_BLUEPRINTS += [channel_events.blp]
+V1_BLUEPRINTS += [learning.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

@@ -4,6 +4,7 @@ from .agents import Agent
 from .channel_events import ChannelEvent
 from .channel_tasks import ChannelTask
 from .channels import Channel
+from .clarifications import Clarification
 from .contacts import Contact, ContactIdentity
 from .context import ContextEntry
 from .conversations import Conversation
@@ -44,6 +45,7 @@ ALL_MODELS = [
     ContextEntry,
     ReplyJob,
     ReplyState,
+    Clarification,
     Intention,
     TransferRule,
     IdleAction,

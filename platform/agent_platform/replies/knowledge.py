@@ -2,7 +2,8 @@
 trainings answers a customer's message, if any.
 
 `decide(message, trainings, language, settings=None)` returns a Decision:
-the answer of the best matching Q&A training when its score passes
+the answer of the best matching Q&A training (each line of its question is
+one way to ask it) when its score passes
 `QA_THRESHOLD` and stands `QA_MARGIN` clear of the best Q&A with another
 answer, which also scores at most `QA_RUNNER_UP_RATIO` of it (unless the
 best's whole question is in the message and the runner-up's is not); else the most
@@ -250,8 +251,12 @@ def _units_of(row, language):
 def _analyse_training(training_id, kind, fields, language):
     question, answer, title, content = fields
     if kind == "qa":
-        if question.strip() and answer.strip():
-            yield _unit(training_id, "qa", answer.strip(), question, answer, language)
+        # Each line of the question is a way to ask it (a variant): one unit
+        # each, with the same answer (so never one another's runner-up).
+        variants = [line for line in question.splitlines() if line.strip()]
+        if answer.strip():
+            for variant in variants:
+                yield _unit(training_id, "qa", answer.strip(), variant, answer, language)
         return
     # A passage is scored by its best sentence: the message's words must
     # meet in one sentence, not be scattered over a paragraph.
