@@ -46,13 +46,15 @@ def clarifications_of(caller, conversation_id):
     return data(caller.get(f"/v1/conversations/{conversation_id}/clarifications"))
 
 
-def test_an_unclear_message_gets_the_close_trainings_numbered(caller, shop):
+def test_an_unclear_message_gets_the_close_trainings_numbered(caller, shop, monkeypatch):
+    # As on a channel without buttons (the website widget, e-mail).
+    monkeypatch.setattr(adapters.channel_type("whatsapp"), "buttons", False)
     conversation_id, question = asked(caller, shop)
     assert question.text == (
         "Do you mean:\n1. How much does delivery cost?\n2. Which areas do you deliver to?\n"
         "0. None of these\nReply with the number, or write your question."
     )
-    assert "buttons" not in question.metadata  # WhatsApp here shows no buttons
+    assert "buttons" not in question.metadata
     record = question.metadata["reply"]
     # Equal scores: the training created first (the smaller id) comes first.
     assert record["choices"] == [
@@ -127,6 +129,7 @@ def test_a_channel_with_buttons_gets_them_and_a_pressed_button_answers(caller, s
         {"text": AREA[0], "data": "choice:2"},
         {"text": "None of these", "data": "choice:0"},
     ]
+    assert question.metadata["buttons_label"] == "Choose"
     pressed = {"interactive": {"type": "button_reply", "id": "choice:2", "title": "How much"}}
     customer_says(shop["channel_id"], "How much", at(10), type="interactive", metadata=pressed)
     run_replies(at(15))
@@ -149,7 +152,8 @@ def test_without_clarify_enabled_the_fallback_is_sent(caller, shop):
     assert clarifications_of(caller, conversation_id) == []
 
 
-def test_the_question_is_in_the_agents_language(caller, fake):  # noqa: F811
+def test_the_question_is_in_the_agents_language(caller, fake, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(adapters.channel_type("whatsapp"), "buttons", False)
     agent_id = make_agent(caller, language="pt-BR")
     add_qa(caller, agent_id, "Quanto custa a entrega?", "A entrega custa R$ 5.")
     add_qa(caller, agent_id, "Para quais bairros vocês entregam?", "Entregamos até 10 km.")

@@ -36,11 +36,15 @@ SETTINGS = {"clarify_sure": SURE, "clarify_floor": FLOOR}
 LABEL_CHARS = 72  # of a training's question, in a choice
 BUTTON_DATA = "choice:"  # a button's data: "choice:2"; "choice:0" is "none of these"
 
+# The question, "none of these", how to answer a numbered list, a list's button.
 TEXTS = {
-    "en": ("Do you mean:", "None of these", "Reply with the number, or write your question."),
-    "pt": ("Você quer saber:", "Nenhuma destas", "Responda com o número ou escreva sua pergunta."),
-    "es": ("¿Te refieres a:", "Ninguna de estas", "Responde con el número o escribe tu pregunta."),
-}
+    "en": ("Do you mean:", "None of these", "Reply with the number, or write your question.",
+           "Choose"),
+    "pt": ("Você quer saber:", "Nenhuma destas", "Responda com o número ou escreva sua pergunta.",
+           "Escolher"),
+    "es": ("¿Te refieres a:", "Ninguna de estas", "Responde con el número o escribe tu pregunta.",
+           "Elegir"),
+}  # fmt: skip
 _NONE_WORDS = {fold(word) for texts in TEXTS.values() for word in [texts[1]]} | {
     "none",
     "neither",
@@ -92,7 +96,7 @@ def label(question):
 def question(labels, language, numbered):
     """The agent's question: the choices numbered in the text when the
     channel shows no buttons, else only the question (the buttons carry them)."""
-    ask, none, how = _texts(language)
+    ask, none, how, _ = _texts(language)
     if not numbered:
         return ask if len(labels) > 1 else f"{ask} {labels[0]}?"
     lines = [ask] + [f"{number}. {text}" for number, text in enumerate(labels, 1)]
@@ -101,10 +105,11 @@ def question(labels, language, numbered):
 
 
 def buttons(labels, language):
-    """metadata.buttons for a channel that shows them: one per choice, then
-    "none of these"."""
+    """The metadata of the question on a channel that shows buttons: one
+    per choice, then "none of these"; and the name of a list's button."""
     found = [{"text": text, "data": f"{BUTTON_DATA}{n}"} for n, text in enumerate(labels, 1)]
-    return found + [{"text": _texts(language)[1], "data": f"{BUTTON_DATA}0"}]
+    found.append({"text": _texts(language)[1], "data": f"{BUTTON_DATA}0"})
+    return {"buttons": found, "buttons_label": _texts(language)[3]}
 
 
 def reading(text, data, labels):

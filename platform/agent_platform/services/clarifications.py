@@ -3,7 +3,7 @@ asked when the knowledge provider is unsure, answered by the customer's next
 message, listed through the API.
 
 - `ask` stores the question as the agent's reply - with the channel's
-  buttons when its type shows them (Telegram), else the choices numbered in
+  buttons when its type shows them (Telegram, WhatsApp), else the choices numbered in
   the text - and the clarification, in the reply job's transaction.
 - `resolve` reads the customer's next message: a button, "2", or a choice's
   exact words answers with that training's answer ("chosen"); "none of these"
@@ -29,7 +29,7 @@ def ask(turn, record):
     labels = [choice["label"] for choice in record["choices"]]
     shows_buttons = adapters.channel_type(turn.channel.type).buttons
     text = clarifying.question(labels, turn.language, numbered=not shows_buttons)
-    meta = {"buttons": clarifying.buttons(labels, turn.language)} if shows_buttons else None
+    meta = clarifying.buttons(labels, turn.language) if shows_buttons else None
 
     def store(stored):
         asked_about = turn.pending[-1].id
