@@ -65,7 +65,8 @@ def _variants(questions):
 
 
 def _groups(agent):
-    gaps = [gap for gap in _gaps(agent) if not _answered_now(agent, gap["text"])]
+    answers = _answerer(agent)
+    gaps = [gap for gap in _gaps(agent) if not answers(gap["text"])]
     groups = []
     for gap in gaps:
         terms = _terms(gap["text"], agent.language)
@@ -97,13 +98,14 @@ def _similar(first, other):
     return bool(union) and len(first & other) / len(union) >= SIMILARITY
 
 
-def _answered_now(agent, text):
+def _answerer(agent):
+    """text -> whether the agent's knowledge answers it now."""
     rows = Training.select(
         Training.id, Training.type, Training.status, Training.question, Training.answer,
         Training.title, Training.content,
     ).where(Training.agent == agent.id, Training.status == "ready")  # fmt: skip
-    settings = agents.settings_of(agent)
-    return knowledge.decide(text, list(rows.dicts()), agent.language, settings).answered
+    trainings, settings = list(rows.dicts()), agents.settings_of(agent)
+    return lambda text: knowledge.decide(text, trainings, agent.language, settings).answered
 
 
 def _gaps(agent):
