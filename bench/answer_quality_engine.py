@@ -12,7 +12,8 @@ a small-talk line or a handoff count as no answer. The figures are the same
 as answer_quality.py's (top-1, passages, precision, coverage, abstained);
 they differ from it only where the engine's own steps change the outcome.
 
-    .venv/bin/python bench/answer_quality_engine.py [--split tune|dev|final|blind|blind2|blind3|all]
+    .venv/bin/python bench/answer_quality_engine.py
+        [--split tune|dev|final|blind|blind2|blind3|blind4|all]
 """
 
 import argparse
@@ -41,9 +42,10 @@ from agent_platform.services import agents, channels, inbound, keys, replies, tr
 FIELDS = {"qa": ("question", "answer"), "text": ("title", "content")}
 
 
-def agent_for(business):
+def agent_for(business, clarify=True):
     workspace = keys.create_workspace(business["business"][:50])
     agent = agents.create_agent(workspace.id, {"name": "Agent", "language": business["language"]})
+    agents.update_settings(workspace.id, agent.id, {"clarify_enabled": clarify})
     ids = {}
     for training in business["trainings"]:
         kind = "qa" if training["type"] == "qa" else "text"
@@ -58,19 +60,46 @@ def agent_for(business):
 
 
 def ask(channel, text, number, now):
-    """One customer message through the engine; (kind, eval training id, text)."""
+    """One customer message through the engine; (kind, eval training id, text,
+    job, the reply's record)."""
     message = InboundMessage(external_id=f"m{number}", sender_id=f"visitor-{number}", text=text)
     stored = inbound.receive_inbound(channel, message, now=now).message
     replies.run_due_replies(now=now + timedelta(seconds=3))
+    return _last_reply(stored.conversation_id)
+
+
+def choose(channel, choices, ids, expected, number, now):
+    """The customer answers the agent's clarifying question as the label
+    says: the number of the expected training among the choices, else 0
+    ("none of these"); then what the engine answered."""
+    offered = [ids.get(choice["training_id"]) for choice in choices]
+    picked = offered.index(expected) + 1 if expected in offered else 0
+    message = InboundMessage(
+        external_id=f"m{number}-choice", sender_id=f"visitor-{number}", text=str(picked)
+    )
+    stored = inbound.receive_inbound(channel, message, now=now + timedelta(seconds=10)).message
+    replies.run_due_replies(now=now + timedelta(seconds=13))
+    return picked, _last_reply(stored.conversation_id)
+
+
+def _last_reply(conversation_id):
     reply = (
         Message.select()
-        .where(Message.conversation == stored.conversation_id, Message.sender_type == "agent")
-        .order_by(Message.created_at)
+        .where(Message.conversation == conversation_id, Message.sender_type == "agent")
+        .order_by(Message.created_at.desc())
         .first()
     )
-    job = ReplyJob.get(ReplyJob.conversation == stored.conversation_id)
+    job = (
+        ReplyJob.select()
+        .where(ReplyJob.conversation == conversation_id)
+        .order_by(ReplyJob.created_at.desc())
+        .first()
+    )
     record = (reply.metadata.get("reply") if reply else None) or {}
-    return record.get("kind"), record.get("training_id"), reply.text if reply else "", job
+    kind = record.get("kind")
+    if record.get("choices") or record.get("fallback"):
+        kind = "clarify" if record.get("choices") else "none"
+    return kind, record.get("training_id"), reply.text if reply else "", job, record
 
 
 def judge(business, ids, message, kind, training_id, text):
@@ -87,39 +116,99 @@ def judge(business, ids, message, kind, training_id, text):
     return "right"
 
 
-def evaluate(business, now, counter, times):
-    channel, ids = agent_for(business)
+def evaluate(business, now, counter, times, clarify=True, cpu_times=None):
+    cpu_times = [] if cpu_times is None else cpu_times
+    channel, ids = agent_for(business, clarify)
     kinds = {t["id"]: t["type"] for t in business["trainings"]}
     rows = []
     for message in business["messages"]:
         number = next(counter)
-        started = time.perf_counter()
-        kind, training_id, text, job = ask(channel, message["text"], number, now)
+        started, cpu = time.perf_counter(), time.process_time()
+        kind, training_id, text, job, record = ask(channel, message["text"], number, now)
         times.append((time.perf_counter() - started) * 1000)
+        cpu_times.append((time.process_time() - cpu) * 1000)
         expected = message["expect"]
         label = "none" if expected is None else ("qa" if kinds[expected] == "qa" else "text")
         outcome = judge(business, ids, message, kind, training_id, text)
-        rows.append(
-            {"message": message, "label": label, "outcome": outcome, "got": ids.get(training_id),
-             "job": job.outcome}
-        )  # fmt: skip
+        row = {"message": message, "label": label, "outcome": outcome,
+               "got": ids.get(training_id), "job": job.outcome}  # fmt: skip
+        row["asked"] = kind == "clarify"
+        if row["asked"]:
+            row["choices"] = [ids.get(c["training_id"]) for c in record["choices"]]
+            picked, (kind, training_id, text, job, _) = choose(
+                channel, record["choices"], ids, expected, number, now
+            )
+            row["picked"] = picked
+            row["after"] = judge(business, ids, message, kind, training_id, text)
+        rows.append(row)
     return rows
+
+
+def clarified(rows):
+    """The issue's figures: precision of the answers given without asking,
+    and of every answer (after a choice too); null-labelled messages given
+    an answer; answerable messages ending with the right training, directly
+    or after one question; messages asked about."""
+    direct = [row["outcome"] for row in rows if not row["asked"]]
+    after = [row["after"] for row in rows if row["asked"]]
+    answerable = [row for row in rows if row["label"] != "none"]
+    nulls = [row for row in rows if row["label"] == "none"]
+    ends = sum(row.get("after", row["outcome"]) == "right" for row in answerable)
+    right, wrong = direct.count("right"), direct.count("wrong")
+    return {
+        "messages": len(rows),
+        "precision": _ratio(right, right + wrong),
+        "precision_all": _ratio(right + after.count("right"), right + wrong + _given(after)),
+        "null_answered": _ratio(sum(_answered(row) for row in nulls), len(nulls)),
+        "ends_right": _ratio(ends, len(answerable)),
+        "asked": _ratio(len(after), len(rows)),
+        "wrong": wrong + after.count("wrong"),
+    }
+
+
+def _given(outcomes):
+    return sum(outcome in ("right", "wrong") for outcome in outcomes)
+
+
+def _answered(row):
+    return row.get("after", row["outcome"]) in ("right", "wrong")
+
+
+def _ratio(part, whole):
+    return part / whole if whole else float("nan")
+
+
+CLARIFY_HEADER = (
+    f"{'':40} {'msgs':>4} {'precis.':>7} {'all ans':>7} {'null ans':>8} {'ends ok':>7}"
+    f" {'asked':>6} {'wrong':>5}"
+)
+
+
+def clarified_line(name, f):
+    return (
+        f"{name:40} {f['messages']:>4} {f['precision']:>7.1%} {f['precision_all']:>7.1%}"
+        f" {f['null_answered']:>8.1%} {f['ends_right']:>7.1%} {f['asked']:>6.1%} {f['wrong']:>5}"
+    )
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=(*SPLITS, "all"), default="all")
+    parser.add_argument(
+        "--no-clarify", action="store_true", help="agents that never ask back (clarify_enabled off)"
+    )
     args = parser.parse_args()
     logging.disable(logging.INFO)
     businesses = [b for b in load() if args.split == "all" or b["split"] == args.split]
-    counter, times, results = iter(range(1, 10**9)), [], []
+    counter, times, cpu_times, results = iter(range(1, 10**9)), [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         app = create_app({"DATABASE_PATH": str(Path(tmp) / "quality.db")})
         with app.app_context():
             apply_migrations()
             now = utcnow()
             for business in businesses:
-                results.append((business, evaluate(business, now, counter, times)))
+                rows = evaluate(business, now, counter, times, not args.no_clarify, cpu_times)
+                results.append((business, rows))
         database.close_all()
     print(f"Answer quality of the knowledge provider through the engine ({args.split})\n")
     print(HEADER)
@@ -137,6 +226,19 @@ def main():
     for business, row in wrong:
         print(f"  [{business['business'][:24]}] {row['message']['text']!r}: expected "
               f"{row['message']['expect']}, got {row['got']}")  # fmt: skip
+    print("\nWith one clarifying question, the customer choosing the labelled training:\n")
+    print(CLARIFY_HEADER)
+    for business, rows in results:
+        name = f"{business['business'][:24]} [{business['language']}, {business['split']}]"
+        print(clarified_line(name, clarified(rows)))
+    for part in SPLITS:
+        rows = [row for business, rows in results if business["split"] == part for row in rows]
+        if rows and args.split == "all":
+            print(clarified_line(f"{part} split", clarified(rows)))
+    print(clarified_line("overall", clarified(every)))
+    wrong_after = [(b, r) for b, rows in results for r in rows if r.get("after") == "wrong"]
+    for business, row in wrong_after:
+        print(f"  after a choice, wrong: [{business['business'][:24]}] {row['message']['text']!r}")
     outcomes = {}
     for row in every:
         outcomes[row["job"]] = outcomes.get(row["job"], 0) + 1
@@ -145,6 +247,9 @@ def main():
         f"Time per message (inbound + reply job, SQLite file): p50 "
         f"{statistics.median(times):.1f} ms, p99 {sorted(times)[int(len(times) * 0.99) - 1]:.1f} ms"
     )
+    # The process's CPU time (all its threads): what a message costs here,
+    # without the waits for the cores other processes on the machine take.
+    print(f"CPU time per message: p50 {statistics.median(cpu_times):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -177,6 +177,7 @@ def test_settings_have_safe_defaults_and_keep_what_is_not_given(caller):
         "qa_threshold": 0.40,
         "qa_margin": 0.03,
         "passage_threshold": 0.55,
+        "clarify_enabled": True,  # issue 22: ask back when unsure
     }
     response = caller.put(
         f"/v1/agents/{agent}/settings",

@@ -14,7 +14,7 @@ from agent_platform.services import idle_actions, replies, sending
 from conversations_helpers import WA_SETTINGS, data, event_names, events, make_channel
 from openai_stub import OpenAIStub, answer, failure
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
-from whatsapp_helpers import messages_payload, post, text
+from whatsapp_helpers import message, messages_payload, post, text
 
 CUSTOMER = "5511933334444"
 GREETING = "Olá! Sou a Ana, da Pizzaria Roma."
@@ -184,3 +184,29 @@ def test_credits_are_consumed_and_depleted(client, caller, shop, graph, app):
     assert said(graph) == [GREETING, DELIVERY[1], HOURS[1]]  # no third answer
     assert conversation().status == "handoff"
     assert data(caller.get(f"/v1/agents/{shop['agent_id']}/credits"))["total_credits"] == 2
+
+
+def test_an_unclear_question_gets_reply_buttons_and_a_pressed_one_is_answered(
+    client, caller, shop, graph
+):
+    ask = {"type": "qa", "question": "Vocês entregam no centro?", "answer": "Entregamos, sim."}
+    data(caller.post(f"/v1/agents/{shop['agent_id']}/trainings", json=ask), 201)
+    customer_writes(client, shop, "entrega?")
+    answers()
+    [question] = [body for body in graph.sent() if body.get("type") == "interactive"]
+    interactive = question["interactive"]
+    assert interactive["type"] == "list"  # the questions are longer than a button's 20 characters
+    assert interactive["body"]["text"] == "Você quer saber:"
+    assert interactive["action"]["button"] == "Escolher"
+    rows = interactive["action"]["sections"][0]["rows"]
+    assert [row["id"] for row in rows][-1] == "choice:0"
+    assert rows[-1]["title"] == "Nenhuma destas"
+    chosen = next(row for row in rows if row["title"].startswith("Quanto custa"))
+    pressed = {"type": "list_reply", "list_reply": {"id": chosen["id"], "title": chosen["title"]}}
+    payload = messages_payload(message("interactive", pressed, wamid="wamid.E2Epress"))
+    assert post(client, shop["channel_id"], payload).status_code == 200
+    answers()
+    assert said(graph)[-1] == DELIVERY[1]
+    conversation_id = conversation().id
+    [clarification] = data(caller.get(f"/v1/conversations/{conversation_id}/clarifications"))
+    assert clarification["status"] == "chosen"

@@ -22,6 +22,7 @@ from . import (
     intentions,
     interactions,
     leads,
+    learning,
     mcp_servers,
     media,
     messages,
@@ -56,6 +57,8 @@ V1_BLUEPRINTS += [interactions.blp]
 V1_BLUEPRINTS += [appointments.blp, appointments.agent_availability_blp]
 # An agent's webhooks and history (issue 21).
 V1_BLUEPRINTS += [agent_activity.blp]
+# Unanswered questions and what the matcher learns from them (issue 22).
+V1_BLUEPRINTS += [learning.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

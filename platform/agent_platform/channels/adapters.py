@@ -14,6 +14,8 @@ A `ChannelType` declares what the API knows of the type, network or not:
   code), usually `link_to` the value of `link_setting` (`link_prefix` + it);
 - `identity`: check(value, field) of a contact's id on the network;
 - `text_limit`: characters one message may carry (longer replies are split);
+- `buttons`: whether its sender shows a text message's `metadata.buttons`
+  (else the agent's clarifying questions number their choices in the text);
 - `order`: where the type stands in the API's lists (the order types were
   added in, so that the OpenAPI document does not move when one is added;
   a type without one comes last).
@@ -102,6 +104,7 @@ class ChannelType:
     link_prefix = ""
     identity = None
     text_limit = 4096
+    buttons = False
     verify_credentials = None
 
     def public_link(self, channel, public_url):

@@ -5,6 +5,7 @@ from .appointments import Appointment, AppointmentReminder, AppointmentSettings,
 from .channel_events import ChannelEvent
 from .channel_tasks import ChannelTask
 from .channels import Channel
+from .clarifications import Clarification
 from .contacts import Contact, ContactIdentity
 from .context import ContextEntry
 from .conversations import Conversation
@@ -48,6 +49,7 @@ ALL_MODELS = [
     ContextEntry,
     ReplyJob,
     ReplyState,
+    Clarification,
     Intention,
     TransferRule,
     IdleAction,

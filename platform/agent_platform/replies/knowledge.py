@@ -2,7 +2,8 @@
 trainings answers a customer's message, if any.
 
 `decide(message, trainings, language, settings=None)` returns a Decision:
-the answer of the best matching Q&A training when its score passes
+the answer of the best matching Q&A training (each line of its question is
+one way to ask it) when its score passes
 `QA_THRESHOLD` and stands `QA_MARGIN` clear of the best Q&A with another
 answer, which also scores at most `QA_RUNNER_UP_RATIO` of it (unless the
 best's whole question is in the message and the runner-up's is not); else the most
@@ -115,6 +116,8 @@ UNKNOWN_LIGHT = 0.25
 FAMILY_QUALITY = 0.7
 # A typo (one or two edits from a known word) counts this much of the word.
 TYPO_QUALITY = {1: 0.8, 2: 0.65}
+# Trainings a Decision lists as candidates for a clarifying question.
+CANDIDATES = 3
 # Passages: paragraphs, long ones cut at sentence ends into about this many characters.
 PASSAGE_CHARS = 600
 
@@ -134,6 +137,9 @@ class Decision:
     runner_up: float = 0.0  # the best score of a candidate with a different answer
     runner_up_id: str | None = None
     best_id: str | None = None  # the best candidate's training, also when it did not pass
+    # The best Q&A trainings with different answers, best first, as
+    # (training id, score): what a clarifying question may offer.
+    candidates: tuple = ()
 
     @property
     def answered(self):
@@ -176,8 +182,10 @@ def decide(message_text, trainings, language, settings=None):
     if qa_passes and not better_passage:
         return qa.decision("qa")
     if passage_passes:
-        return passage.decision("passage")
-    return qa.decision("none") if qa.score >= passage.score else passage.decision("none")
+        return passage.decision("passage", qa.candidates)
+    if qa.score >= passage.score:
+        return qa.decision("none")
+    return passage.decision("none", qa.candidates)
 
 
 def thresholds(settings):
@@ -243,8 +251,12 @@ def _units_of(row, language):
 def _analyse_training(training_id, kind, fields, language):
     question, answer, title, content = fields
     if kind == "qa":
-        if question.strip() and answer.strip():
-            yield _unit(training_id, "qa", answer.strip(), question, answer, language)
+        # Each line of the question is a way to ask it (a variant): one unit
+        # each, with the same answer (so never one another's runner-up).
+        variants = [line for line in question.splitlines() if line.strip()]
+        if answer.strip():
+            for variant in variants:
+                yield _unit(training_id, "qa", answer.strip(), variant, answer, language)
         return
     # A passage is scored by its best sentence: the message's words must
     # meet in one sentence, not be scattered over a paragraph.
@@ -321,15 +333,18 @@ class _Best:
     runner_up_whole: bool = False  # ...and of the runner-up's
     runner_up: float = 0.0
     runner_up_id: str | None = None
+    candidates: tuple = ()  # (training id, score) of the best units with different answers
 
     def drop_unless(self, terms):
         """Forget the best unit when it lacks one of `terms`."""
         if self.best is not None and terms - (self.best.main | self.best.extra):
             self.score = self.runner_up = 0.0
+            self.candidates = ()
 
-    def decision(self, kind):
+    def decision(self, kind, candidates=None):
         common = {"score": round(self.score, 4), "runner_up": round(self.runner_up, 4)}
         common.update(runner_up_id=self.runner_up_id)
+        common["candidates"] = self.candidates if candidates is None else candidates
         common["best_id"] = self.best.training_id if self.best else None
         if kind == "none":
             return Decision("none", **common)
@@ -471,7 +486,21 @@ class _Index:
                 result.runner_up, result.runner_up_id = -negative, unit.training_id
                 result.runner_up_whole = whole
                 break
+        result.candidates = _candidates(self.units, scored)
         return result
+
+
+def _candidates(units, scored):
+    """The first CANDIDATES trainings of `scored` with different answers."""
+    found, texts = [], set()
+    for negative, training_id, position in scored:
+        text = units[position].text
+        if text not in texts and all(training_id != seen for seen, _ in found):
+            found.append((training_id, round(-negative, 4)))
+            texts.add(text)
+            if len(found) == CANDIDATES:
+                break
+    return tuple(found)
 
 
 def _idf(count, df):

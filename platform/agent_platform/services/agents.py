@@ -41,6 +41,8 @@ DEFAULT_SETTINGS = {
     "qa_threshold": QA_THRESHOLD,
     "qa_margin": QA_MARGIN,
     "passage_threshold": PASSAGE_THRESHOLD,
+    # The knowledge provider asks back when unsure (replies.clarifying).
+    "clarify_enabled": True,
 }
 # The handoff keywords a new agent gets, by its language (others: English).
 DEFAULT_HANDOFF = DEFAULT_SETTINGS["handoff_keywords"]

@@ -9,7 +9,9 @@
    silence when nothing should be answered; handoff when the plan's credits
    are used up; transfer rules, handoff keywords and intentions
    (services.routing) before the provider; then the provider
-   (replies.providers) with the prompt (replies.engine).
+   (replies.providers) with the prompt (replies.engine). A customer's
+   answer to the agent's clarifying question is read first
+   (services.clarifications); a provider unsure between trainings asks one.
 3. The outcome is stored in ONE transaction that also finishes the job, and
    only while the job is still this process's claim (services.reply_outcomes):
    the greeting (first reply of a conversation), the reply split at the
@@ -38,7 +40,7 @@ from ..models.base import utcnow
 from ..models.replies import FINISHED
 from ..replies import engine, texts
 from ..replies.providers import ProviderError, Run, provider_for
-from . import agents, credits, routing
+from . import agents, clarifications, credits, routing
 from . import reply_outcomes as outcomes
 
 log = logging.getLogger("agent_platform.replies")
@@ -176,6 +178,9 @@ def answer(job, now=None):
         return outcomes.finish(turn, "skipped", {"reason": reason})
     if _credits_depleted(turn):
         return outcomes.route(turn, "handoff", None, None, {"reason": "credits depleted"})
+    chosen = clarifications.resolve(turn)
+    if chosen is not None:
+        return chosen
     text = turn.customer_text
     intention = routing.match_intention(turn.agent, text, turn.settings)
     if intention is not None:
@@ -280,6 +285,8 @@ def _ask_provider(turn):
         record["usage"] = reply.usage
     if reply.tool_calls:
         record["tool_calls"] = reply.tool_calls
+    if reply.kind == "clarify":
+        return clarifications.ask(turn, record)
     if reply.kind == "small_talk":
         line = texts.small_talk_reply(turn.customer_text, turn.language)
         return outcomes.deliver(turn, [line], "replied", record, small_talk=True)

@@ -48,19 +48,25 @@ def by_id(model, object_id):
 def fallback(turn, record, failed):
     text = texts.setting_or_built_in(turn.settings, "fallback_message", turn.language, "fallback")
     handoff = bool(turn.settings.get("handoff_on_fallback", True))
+    record = {**record, "fallback": True}
     return deliver(turn, [text], "fallback", record, handoff=handoff, failed=failed)
 
 
-def deliver(turn, parts, outcome, record, handoff=False, failed=False, charge=0, small_talk=False):
+def deliver(turn, parts, outcome, record, handoff=False, failed=False, charge=0, small_talk=False,
+            last_meta=None, then=None):  # fmt: skip
     """Store the agent's messages (greeting first on a new conversation),
-    credits and notes, maybe hand off, and finish the job - all or nothing."""
+    credits and notes, maybe hand off, and finish the job - all or nothing.
+    `last_meta` goes on the last message's metadata (buttons), and
+    `then(stored)` runs in the same transaction (what else the reply leaves)."""
     with transaction():
         if not _still_ours(turn):
             return "lost"
         greeting = _greeting(turn)
         if greeting and small_talk:
             parts = []  # the greeting answers a hello
-        stored = _store(turn, ([greeting] if greeting else []), parts, record)
+        stored = _store(turn, ([greeting] if greeting else []), parts, record, last_meta)
+        if then is not None:
+            then(stored)
         if charge:
             credits.record_usage(
                 turn.conversation.workspace_id,
@@ -137,7 +143,7 @@ def _greeting(turn):
     return None if fastsql.scalar(sql, turn.conversation.id) else text
 
 
-def _store(turn, greetings, parts, record):
+def _store(turn, greetings, parts, record, last_meta=None):
     """Insert the agent's outbound messages (queued), in order: the greeting,
     then each part split at the channel's size limit. The reply's record
     (provider, decision, usage, tool calls) goes on its first message."""
@@ -148,6 +154,8 @@ def _store(turn, greetings, parts, record):
         meta = {"reply": record} if index == 0 else {}
         if len(split) > 1:
             meta["reply_part"] = [index + 1, len(split)]
+        if index == len(split) - 1 and last_meta:
+            meta.update(last_meta)
         pieces.append((text, meta))
     stored = []
     for offset, (text, meta) in enumerate(pieces):

@@ -145,6 +145,12 @@ class AgentSettingsSchema(ma.Schema):
     qa_threshold = fields.Float(validate=validate.Range(min=0, max=1))
     qa_margin = fields.Float(validate=validate.Range(min=0, max=1))
     passage_threshold = fields.Float(validate=validate.Range(min=0, max=1))
+    clarify_enabled = fields.Boolean(
+        metadata={
+            "description": "The knowledge provider asks the customer to choose between its "
+            "best Q&A trainings when unsure, instead of guessing"
+        }
+    )
 
 
 class ContextSchema(ma.Schema):

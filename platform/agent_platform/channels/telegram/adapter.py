@@ -43,6 +43,7 @@ class TelegramAdapter(TelegramSender, Adapter):
     link_setting, link_prefix = "bot_username", "https://t.me/"
     identity = staticmethod(formats.pattern(r"^-?[0-9]{1,20}$", "a Telegram chat id (digits)"))
     text_limit = TEXT_LIMIT
+    buttons = True
     verify_credentials = staticmethod(verify_credentials)
 
     def check_settings(self, settings):

@@ -12,6 +12,7 @@ NUMERIC_ID = r"^[0-9]{1,30}$"
 
 class WhatsAppAdapter(WhatsAppSender, Adapter):
     type = "whatsapp"
+    buttons = True
     order = 1
     settings = {
         "phone_number_id": formats.pattern(NUMERIC_ID, "the numeric phone number id"),

@@ -1,6 +1,7 @@
 """Sending through the Cloud API: POST {graph}/{phone_number_id}/messages.
 
-Text, and image/audio/video/document by link (the message's media_url, which
+Text (with `metadata.buttons` as an interactive message: whatsapp/buttons.py),
+and image/audio/video/document by link (the message's media_url, which
 Meta fetches itself), with `context.message_id` when the message replies to
 one the network knows. Meta's answer gives the message id that the status
 webhooks will name. Called by the send job (services.sending), which stores
@@ -17,6 +18,7 @@ import uuid
 from ...models.contacts import Contact
 from ...models.fastsql import fetch_one, scalar
 from ..senders import SendError, SendResult
+from .buttons import interactive
 from .graph import GraphError, client
 from .window import reengagement
 
@@ -91,7 +93,9 @@ def recipient(channel, message):
 def message_body(message, to):
     """The Cloud API request body for a stored message."""
     body = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to}
-    if message.type == "text":
+    if message.type == "text" and (message.metadata or {}).get("buttons") is not None:
+        body.update(type="interactive", interactive=interactive(message.text, message.metadata))
+    elif message.type == "text":
         body.update(type="text", text={"body": message.text or "", "preview_url": False})
     elif message.type in MEDIA:
         media = {"link": message.media_url}

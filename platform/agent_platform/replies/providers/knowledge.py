@@ -6,11 +6,14 @@ matcher (replies.knowledge.decide) says one passes its thresholds (the
 agent's `qa_threshold`, `qa_margin`, `passage_threshold`). Otherwise it
 answers "none" and the engine sends the fallback (and hands off when the
 agent's settings say so). A message with nothing to look up - a greeting, a
-thanks, "ok" - is small talk, answered with a short built-in line.
+thanks, "ok" - is small talk, answered with a short built-in line. When the
+matcher is unsure (replies.clarifying) and the agent's `clarify_enabled`
+setting is on, it answers "clarify" with the Q&A trainings to offer the
+customer (`detail.choices`: training_id and label, best first).
 """
 
 from ...models import Training
-from .. import knowledge, matching
+from .. import clarifying, knowledge, matching
 from .base import ProviderReply
 
 
@@ -26,8 +29,10 @@ class KnowledgeProvider:
             return ProviderReply("small_talk", detail={"reason": "nothing to look up"})
         if not run.settings.get("knowledge_enabled", True):
             return ProviderReply("none", detail={"reason": "knowledge is disabled"})
-        decision = decide(prompt.agent_id, text, prompt.language, run.settings)
-        detail = _decision(decision)
+        decision, trainings = decide(prompt.agent_id, text, prompt.language, run.settings)
+        detail = _decision(decision, trainings, run.settings)
+        if detail.get("choices"):
+            return ProviderReply("clarify", model="knowledge", detail=detail)
         if decision.answered:
             return ProviderReply("answer", decision.text, model="knowledge", detail=detail)
         return ProviderReply("none", model="knowledge", detail=detail)
@@ -36,11 +41,12 @@ class KnowledgeProvider:
         text = prompt.customer_text
         if not text.strip() or not matching.analyse(text, prompt.language):
             return {"decision": None}
-        decision = decide(prompt.agent_id, text, prompt.language, run.settings)
-        return {"decision": _decision(decision)}
+        decision, trainings = decide(prompt.agent_id, text, prompt.language, run.settings)
+        return {"decision": _decision(decision, trainings, run.settings)}
 
 
 def decide(agent_id, text, language, settings):
+    """(the matcher's Decision, the agent's ready trainings as dicts)."""
     trainings = Training.select(
         Training.id,
         Training.type,
@@ -50,11 +56,12 @@ def decide(agent_id, text, language, settings):
         Training.title,
         Training.content,
     ).where(Training.agent == agent_id, Training.status == "ready")
-    return knowledge.decide(text, list(trainings.dicts()), language, settings)
+    rows = list(trainings.dicts())
+    return knowledge.decide(text, rows, language, settings), rows
 
 
-def _decision(decision):
-    return {
+def _decision(decision, trainings, settings):
+    found = {
         "kind": decision.kind,
         "training_id": decision.training_id,
         "score": decision.score,
@@ -62,3 +69,12 @@ def _decision(decision):
         "runner_up_id": decision.runner_up_id,
         "best_id": decision.best_id,
     }
+    asks = settings.get("clarify_enabled", True)
+    offered = clarifying.choices(decision, settings) if asks else ()
+    if offered:
+        questions = {row["id"]: row["question"] for row in trainings if row["type"] == "qa"}
+        found["choices"] = [
+            {"training_id": training_id, "label": clarifying.label(questions[training_id])}
+            for training_id in offered
+        ]
+    return found

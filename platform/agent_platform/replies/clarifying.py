@@ -1,0 +1,135 @@
+"""Asking back instead of guessing: when the knowledge matcher is unsure,
+the agent offers the customer its best Q&A trainings to choose from.
+
+`choices(decision, settings)` says which trainings to offer, best first (at
+most `knowledge.CANDIDATES`), or () to answer or fall back as decided:
+- a Q&A answer is kept when it scores at least `clarify_sure` and the next
+  Q&A with another answer scores at most `CLOSE_RATIO` of it; otherwise the
+  agent asks between the Q&A trainings scoring at least `SHARE` of the best;
+- a message left unanswered is asked about when its best Q&A scores at least
+  `clarify_floor` (relevant, though under the answer threshold);
+- a passage answer, and a message with no Q&A candidate, are left as decided.
+A wrong guess costs the business more than a question: the customer who
+meant none of the choices says so, or writes again, and nothing wrong was
+said. The values were swept on the splits of bench/answer_quality.py that
+were already tuned (tune to blind3), then checked once on blind4.
+
+`question(...)` is what the agent writes, `buttons(...)` the channel's
+buttons, and `reading(text, data, labels)` turns the customer's next
+message into the choice's number (1-based), 0 for "none of these", or None
+for anything else (a new message). Plain Python, no Flask.
+"""
+
+import re
+
+from .matching import fold
+
+# An answer scoring at least this, with no close runner-up, is given as it is.
+SURE = 0.55
+# ...a runner-up with another answer scoring over this share of it is close.
+CLOSE_RATIO = 0.6
+# An unanswered message whose best Q&A scores at least this is asked about.
+FLOOR = 0.25
+# Offered with the best: the Q&A trainings scoring at least this share of it.
+SHARE = 0.6
+SETTINGS = {"clarify_sure": SURE, "clarify_floor": FLOOR}
+LABEL_CHARS = 72  # of a training's question, in a choice
+BUTTON_DATA = "choice:"  # a button's data: "choice:2"; "choice:0" is "none of these"
+
+# The question, "none of these", how to answer a numbered list, a list's button.
+TEXTS = {
+    "en": ("Do you mean:", "None of these", "Reply with the number, or write your question.",
+           "Choose"),
+    "pt": ("Você quer saber:", "Nenhuma destas", "Responda com o número ou escreva sua pergunta.",
+           "Escolher"),
+    "es": ("¿Te refieres a:", "Ninguna de estas", "Responde con el número o escribe tu pregunta.",
+           "Elegir"),
+}  # fmt: skip
+_NONE_WORDS = {fold(word) for texts in TEXTS.values() for word in [texts[1]]} | {
+    "none",
+    "neither",
+    "nenhuma",
+    "nenhum",
+    "ninguna",
+    "ninguno",
+}
+_NUMBER = re.compile(r"^\s*(?:#|n[.ºo°]?\s*)?(\d{1,2})\s*[.)!]?\s*$", re.IGNORECASE)
+
+
+def choices(decision, settings=None):
+    """Training ids to offer, best first, or () (see the module docstring)."""
+    limits = _limits(settings)
+    candidates = decision.candidates
+    if decision.kind == "passage" or not candidates:
+        return ()
+    best = candidates[0][1]
+    if decision.kind == "qa":
+        close = len(candidates) > 1 and candidates[1][1] > CLOSE_RATIO * best
+        if best >= limits["clarify_sure"] and not close:
+            return ()
+    elif best < limits["clarify_floor"]:
+        return ()
+    return tuple(training_id for training_id, score in candidates if score >= SHARE * best)
+
+
+def _limits(settings):
+    limits = dict(SETTINGS)
+    for name in limits:
+        value = (settings or {}).get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            limits[name] = float(value)
+    return limits
+
+
+def _texts(language):
+    return TEXTS.get((language or "en").split("-")[0].lower(), TEXTS["en"])
+
+
+def label(question):
+    """A training's question as a choice: its first line, cut to LABEL_CHARS."""
+    line = " ".join((question or "").strip().splitlines()[0].split()) if question else ""
+    if len(line) <= LABEL_CHARS:
+        return line
+    return line[: LABEL_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+def question(labels, language, numbered):
+    """The agent's question: the choices numbered in the text when the
+    channel shows no buttons, else only the question (the buttons carry them)."""
+    ask, none, how, _ = _texts(language)
+    if not numbered:
+        return ask if len(labels) > 1 else f"{ask} {labels[0]}?"
+    lines = [ask] + [f"{number}. {text}" for number, text in enumerate(labels, 1)]
+    lines += [f"0. {none}", how]
+    return "\n".join(lines)
+
+
+def buttons(labels, language):
+    """The metadata of the question on a channel that shows buttons: one
+    per choice, then "none of these"; and the name of a list's button."""
+    found = [{"text": text, "data": f"{BUTTON_DATA}{n}"} for n, text in enumerate(labels, 1)]
+    found.append({"text": _texts(language)[1], "data": f"{BUTTON_DATA}0"})
+    return {"buttons": found, "buttons_label": _texts(language)[3]}
+
+
+def reading(text, data, labels):
+    """The customer's next message as a choice: 1..len(labels), 0 for none of
+    these, or None when it is something else (a new message)."""
+    if isinstance(data, str) and data.startswith(BUTTON_DATA):
+        return _in_range(data[len(BUTTON_DATA) :], len(labels))
+    text = (text or "").strip()
+    found = _NUMBER.match(text)
+    if found:
+        return _in_range(found.group(1), len(labels))
+    folded = fold(text).strip(" .!?¿¡")
+    if folded in _NONE_WORDS:
+        return 0
+    for number, option in enumerate(labels, 1):
+        if folded and folded == fold(option).strip(" .!?¿¡"):
+            return number
+    return None
+
+
+def _in_range(digits, count):
+    number = int(digits) if digits.isdigit() else -1
+    return number if 0 <= number <= count else None
