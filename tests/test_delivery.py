@@ -12,7 +12,7 @@ import pytest
 import standardwebhooks
 
 from agent_platform.db import transaction
-from agent_platform.events import delivery, emit, signing
+from agent_platform.events import attempts, claims, delivery, delivery_settings, emit, signing
 from agent_platform.models.webhooks import Delivery, DeliveryAttempt, Webhook
 from webhooks_helpers import (
     Receiver,
@@ -375,17 +375,17 @@ def test_pending_deliveries_end_when_the_webhook_is_deactivated(caller, hook, re
 
 def test_a_crashed_attempt_is_claimed_again_after_its_lease(caller, hook, receiver):
     raise_event(caller.workspace_id, now=T0)
-    (claimed,) = delivery.claim_due(now=T0)  # a process claims, then dies before sending
+    (claimed,) = claims.claim_due(now=T0)  # a process claims, then dies before sending
     assert Delivery.get_by_id(claimed.id).lease_until == at(60)
-    assert delivery.claim_due(now=T0) == []  # nobody else gets it meanwhile
+    assert claims.claim_due(now=T0) == []  # nobody else gets it meanwhile
     assert delivery.deliver_due(now=at(59)) == 0
     assert receiver.requests == []
     assert delivery.deliver_due(now=at(60)) == 1
     (row,) = deliveries_of(hook["id"])
     assert (row.status, row.attempt_count) == ("succeeded", 1)
     # The dead process's late record cannot move the delivery any more.
-    stale = delivery.Outcome(False, 500, 1, "HTTP 500")
-    delivery.record_attempt(claimed, stale, at(61), delivery.current_settings())
+    stale = attempts.Outcome(False, 500, 1, "HTTP 500")
+    attempts.record_attempt(claimed, stale, at(61), delivery_settings.current_settings())
     row = deliveries_of(hook["id"])[0]
     assert (row.status, row.attempt_count) == ("succeeded", 2)
 
@@ -438,13 +438,13 @@ def test_concurrent_claims_never_share_a_delivery(caller, receiver):
     hooks = [register(caller, f"{receiver.url}/{n}") for n in range(10)]
     for _ in range(10):
         raise_event(caller.workspace_id, now=T0)
-    settings = delivery.current_settings()
+    settings = delivery_settings.current_settings()
     results, barrier = [], threading.Barrier(4)
 
     def claim():
         barrier.wait()
         try:
-            results.append(delivery.claim_due(now=T0, settings=settings))
+            results.append(claims.claim_due(now=T0, settings=settings))
         finally:
             database.close()
 
@@ -457,7 +457,7 @@ def test_concurrent_claims_never_share_a_delivery(caller, receiver):
     assert len(claimed) == len(set(claimed)) == 100
     owners = {item.webhook_id: item.claim_token for batch in results for item in batch}
     assert len(owners) == len(hooks)  # each webhook went to exactly one claimer
-    assert delivery.claim_due(now=T0, settings=settings) == []
+    assert claims.claim_due(now=T0, settings=settings) == []
 
 
 def test_the_lease_is_renewed_while_a_slow_batch_is_sent(app, caller, hook, receiver):
@@ -476,7 +476,7 @@ def test_the_lease_is_renewed_while_a_slow_batch_is_sent(app, caller, hook, rece
     worker.start()
     try:
         threading.Event().wait(2.2)  # past the first lease: a real-time lease, no clock to drive
-        assert delivery.claim_due() == []
+        assert claims.claim_due() == []
     finally:
         worker.join()
     assert len(receiver.requests) == 5

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from agent_platform.events import delivery
+from agent_platform.events import claims, delivery
 from agent_platform.models.base import utcnow
 from agent_platform.models.webhooks import Webhook
 from webhooks_helpers import Receiver, Reply, raise_event, register
@@ -126,6 +126,6 @@ def test_without_lanes_the_claim_counts_every_webhook_alike(app, caller, receive
         register(caller, receivers().url)
     Webhook.update(last_failure_at=utcnow()).execute()
     raise_event(caller.workspace_id)
-    claimed = delivery.claim_due(max_webhooks=2)
+    claimed = claims.claim_due(max_webhooks=2)
     assert len({item.webhook_id for item in claimed}) == 2
     assert not any(item.failing for item in claimed)

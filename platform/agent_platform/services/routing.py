@@ -19,7 +19,7 @@ from flask import current_app
 from .. import netguard, patterns
 from ..db import transaction
 from ..errors import ApiError, Conflict, NotFound, ValidationError
-from ..events import delivery, emit
+from ..events import delivery_settings, emit
 from ..models import (
     Agent,
     Contact,
@@ -211,7 +211,7 @@ def _checked_url(url):
         )
     except netguard.UnsafeURL as error:
         # An intention's URL is called like a webhook, under the webhooks' settings.
-        reason = netguard.refusal(error, *delivery.GUARD_SETTINGS)
+        reason = netguard.refusal(error, *delivery_settings.GUARD_SETTINGS)
         raise ValidationError("url", f"refused: {reason}") from None
     return url
 
@@ -355,7 +355,7 @@ def call_intention_url(intention, turn):
         )
         outcome.update(status=response.status_code, ok=200 <= response.status_code < 300)
     except netguard.UnsafeURL as error:
-        outcome.update(ok=False, error=delivery.refused(error))
+        outcome.update(ok=False, error=delivery_settings.refused(error))
     except Exception as error:  # timeouts, refused connections: recorded, not raised
         outcome.update(ok=False, error=f"{type(error).__name__}: {error}"[:300])
     outcome["duration_ms"] = round((time.monotonic() - started) * 1000, 1)

@@ -1,7 +1,8 @@
 """Webhooks: registration, secrets, the SSRF guard, the delivery log, test and redelivery.
 
 Delivery itself (queueing with each event, the job, retries, the failure
-policy) lives in events/delivery.py; importing it here registers its jobs.
+policy) lives in events/delivery.py (claims.py, attempts.py); importing it here
+registers its jobs.
 """
 
 from datetime import timedelta
@@ -11,8 +12,8 @@ from flask import current_app
 from .. import netguard
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
+from ..events import attempts, delivery_settings, signing
 from ..events import delivery as sender
-from ..events import signing
 from ..events.catalog import CATEGORIES, EVENTS
 from ..models.base import canonical_uuid, new_id, utcnow
 from ..models.pagination import paginate
@@ -83,7 +84,7 @@ def update_webhook(workspace_id, webhook_id, changes, now=None):
         if active is True and not webhook.is_active:
             webhook.is_active, webhook.status, webhook.consecutive_failures = True, "active", 0
         elif active is False and webhook.is_active:
-            sender.deactivate(webhook, now)
+            attempts.deactivate(webhook, now)
         webhook.save()
         return webhook
 
@@ -116,7 +117,7 @@ def test_webhook(workspace_id, webhook_id, now=None):
     event_id = new_id()
     data = {"message": TEST_MESSAGE}
     body = sender.envelope(sender.TEST_EVENT, event_id, now, webhook.id, data)
-    outcome = sender.send_signed(webhook, event_id, body, now)
+    outcome = attempts.send_signed(webhook, event_id, body, now)
     return {
         "success": outcome.success,
         "http_status": outcome.http_status,
@@ -212,7 +213,7 @@ def check_target(url):
             allowed_ports=tuple(config["WEBHOOKS_ALLOWED_PORTS"]),
         )
     except netguard.UnsafeURL as error:
-        reason = netguard.refusal(error, *sender.GUARD_SETTINGS)
+        reason = netguard.refusal(error, *delivery_settings.GUARD_SETTINGS)
         raise ValidationError("url", f"refused: {reason}") from None
 
 

@@ -1,0 +1,132 @@
+"""Claiming due deliveries with a lease, renewing and releasing it.
+
+A claim runs in its own short write transaction (BEGIN IMMEDIATE), so two
+processes claiming at once never get the same row; a process that dies
+holding a lease leaves it to expire, and the delivery is claimed again.
+"""
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from ..db import database, transaction
+from ..models.base import new_id, utcnow
+from .delivery_settings import current_settings
+
+CANDIDATES = 500
+
+# Deliveries of one webhook claimed at once (their lease is renewed while they
+# are being sent, so a slow receiver never loses it).
+CLAIM_BATCH = 50
+
+_IN_FLIGHT = "SELECT webhook_id FROM delivery WHERE lease_until > ? AND status = 'pending'"
+# Due, unleased (or lease expired) deliveries of active webhooks not in flight,
+# in send order. The (status, next_attempt_at) index holds rowid as its last
+# column, so this reads the index in order without sorting.
+_CANDIDATES = f"""
+SELECT id, webhook_id FROM delivery
+WHERE status = 'pending' AND next_attempt_at <= ?
+  AND (lease_until IS NULL OR lease_until <= ?)
+  AND webhook_id IN (SELECT id FROM webhook WHERE is_active = 1)
+  AND webhook_id NOT IN ({_IN_FLIGHT})
+ORDER BY next_attempt_at, rowid
+LIMIT {CANDIDATES}
+"""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A delivery this process holds the lease of."""
+
+    id: str
+    webhook_id: str
+    event_id: str
+    body: str
+    claim_token: str
+    failing: bool = False  # its webhook's last attempt failed: sent in the failing lane
+
+
+def _sql(query, params=()):
+    return database.execute_sql(query, params)
+
+
+def _marks(values):
+    return ", ".join("?" for _ in values)
+
+
+def claim_due(now=None, max_webhooks=None, settings=None, max_failing=None):
+    """Lease due deliveries of webhooks not in flight; return them in send order.
+
+    At most CLAIM_BATCH deliveries per webhook, `max_webhooks` webhooks, and
+    of those whose last attempt failed at most `max_failing` (None: failing
+    webhooks are not told apart). Runs in its own short write transaction
+    (BEGIN IMMEDIATE), so two processes claiming at once never get the same row.
+    """
+    settings = settings or current_settings()
+    now = now or utcnow()
+    stamp = str(now)
+    with transaction():
+        failing = set() if max_failing is None else _failing_webhooks()
+        limits = {False: max_webhooks, True: max_failing}
+        chosen, per_webhook, per_lane = [], Counter(), Counter()
+        for delivery_id, webhook_id in _sql(_CANDIDATES, (stamp, stamp, stamp)).fetchall():
+            lane = webhook_id in failing
+            if per_webhook[webhook_id] >= CLAIM_BATCH:
+                continue
+            if webhook_id not in per_webhook:
+                if per_lane[lane] == limits[lane]:
+                    continue
+                per_lane[lane] += 1
+            per_webhook[webhook_id] += 1
+            chosen.append(delivery_id)
+        if not chosen:
+            return []
+        token = new_id()
+        lease_until = str(now + timedelta(seconds=settings.lease_seconds))
+        _sql(
+            f"UPDATE delivery SET lease_until = ?, claim_token = ? WHERE id IN ({_marks(chosen)})",
+            (lease_until, token, *chosen),
+        )
+        rows = _sql(
+            f"SELECT id, webhook_id, event_id, body FROM delivery WHERE id IN ({_marks(chosen)}) "
+            "ORDER BY next_attempt_at, rowid",
+            chosen,
+        ).fetchall()
+    return [Claimed(*row, claim_token=token, failing=row[1] in failing) for row in rows]
+
+
+def _failing_webhooks():
+    rows = _sql(
+        "SELECT id FROM webhook WHERE is_active = 1 AND last_failure_at IS NOT NULL "
+        "AND (last_success_at IS NULL OR last_failure_at > last_success_at)"
+    )
+    return {row[0] for row in rows.fetchall()}
+
+
+def renew(claimed, now, settings):
+    """Extend the lease of the deliveries still to send; return its monotonic end."""
+    lease_until = str((now or utcnow()) + timedelta(seconds=settings.lease_seconds))
+    ids = [item.id for item in claimed]
+    with transaction():
+        _sql(
+            f"UPDATE delivery SET lease_until = ? WHERE claim_token = ? AND id IN ({_marks(ids)})",
+            (lease_until, claimed[0].claim_token, *ids),
+        )
+    return time.monotonic() + settings.lease_seconds
+
+
+def release(claimed):
+    """Give back claimed deliveries that will not be sent now."""
+    if not claimed:
+        return
+    ids = [item.id for item in claimed]
+    with transaction():
+        _sql(
+            "UPDATE delivery SET lease_until = NULL, claim_token = NULL "
+            f"WHERE claim_token = ? AND id IN ({_marks(ids)})",
+            (claimed[0].claim_token, *ids),
+        )
+
+
+# --- the job ------------------------------------------------------------------
