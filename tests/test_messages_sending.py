@@ -16,7 +16,7 @@ from agent_platform.channels import (
 from agent_platform.channels.fake import FakeSender
 from agent_platform.models import Channel, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import inbound, sending
+from agent_platform.services import inbound, receipts, sending
 from conftest import assert_error
 from conversations_helpers import data, events, send, setup_chat
 
@@ -189,11 +189,11 @@ def sent_message(caller, chat, fake):
 def test_receipts_move_the_status_forward_once(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     at = utcnow()
-    delivered = inbound.apply_status(channel, external_id, "delivered", at)
+    delivered = receipts.apply_status(channel, external_id, "delivered", at)
     assert (delivered.status, delivered.delivered_at) == ("delivered", at)
-    inbound.apply_status(channel, external_id, "delivered", at + timedelta(seconds=1))
-    inbound.apply_status(channel, external_id, "read", at + timedelta(seconds=2))
-    inbound.apply_status(channel, external_id, "read", at + timedelta(seconds=3))
+    receipts.apply_status(channel, external_id, "delivered", at + timedelta(seconds=1))
+    receipts.apply_status(channel, external_id, "read", at + timedelta(seconds=2))
+    receipts.apply_status(channel, external_id, "read", at + timedelta(seconds=3))
     message = data(caller.get(f"/v1/messages/{message_id}"))
     assert message["status"] == "read"
     assert message["delivered_at"] == at.isoformat() + "Z"
@@ -207,11 +207,11 @@ def test_receipts_move_the_status_forward_once(caller, chat, fake):
 def test_a_late_receipt_is_ignored_but_its_time_kept(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     read_at = utcnow()
-    inbound.apply_status(channel, external_id, "read", read_at)
-    late = inbound.apply_status(channel, external_id, "delivered", read_at - timedelta(seconds=3))
+    receipts.apply_status(channel, external_id, "read", read_at)
+    late = receipts.apply_status(channel, external_id, "delivered", read_at - timedelta(seconds=3))
     assert late.status == "read"
     assert late.delivered_at == read_at - timedelta(seconds=3)
-    inbound.apply_status(channel, external_id, "failed", error={"code": "x"})
+    receipts.apply_status(channel, external_id, "failed", error={"code": "x"})
     assert Message.get_by_id(message_id).status == "read"
     assert [name for name, _, _ in message_events(caller)] == ["message.sent", "message.read"]
 
@@ -220,12 +220,12 @@ def test_a_late_receipt_is_ignored_but_its_time_kept(caller, chat, fake):
 def test_failed_from_sent_or_delivered_is_final(caller, chat, fake, before):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     if before == "delivered":
-        inbound.apply_status(channel, external_id, "delivered")
+        receipts.apply_status(channel, external_id, "delivered")
     error = {"code": "131047", "title": "Re-engagement message", "details": "24h window"}
-    failed = inbound.apply_status(channel, external_id, "failed", error=error)
+    failed = receipts.apply_status(channel, external_id, "failed", error=error)
     assert (failed.status, failed.error) == ("failed", error)
-    inbound.apply_status(channel, external_id, "read")
-    inbound.apply_status(channel, external_id, "failed")
+    receipts.apply_status(channel, external_id, "read")
+    receipts.apply_status(channel, external_id, "failed")
     assert Message.get_by_id(message_id).status == "failed"
     assert [name for name, _, _ in message_events(caller)][-1] == "message.failed"
     assert [name for name, _, _ in message_events(caller)].count("message.failed") == 1
@@ -234,24 +234,24 @@ def test_failed_from_sent_or_delivered_is_final(caller, chat, fake, before):
 
 def test_a_receipt_for_an_unknown_or_inbound_message_is_ignored(caller, chat):
     channel = Channel.get_by_id(chat["channel"]["id"])
-    assert inbound.apply_status(channel, "wamid.unknown", "read") is None
+    assert receipts.apply_status(channel, "wamid.unknown", "read") is None
     incoming = InboundMessage(external_id="wamid.in", sender_id="5511900001111", text="hi")
     inbound.receive_inbound(channel, incoming)
-    assert inbound.apply_status(channel, "wamid.in", "read") is None
+    assert receipts.apply_status(channel, "wamid.in", "read") is None
     with pytest.raises(ValueError):
-        inbound.apply_status(channel, "wamid.in", "seen")
+        receipts.apply_status(channel, "wamid.in", "seen")
 
 
 def test_receipts_are_per_channel(caller, chat, fake, other):
     channel, message_id, external_id = sent_message(caller, chat, fake)
     foreign_channel = Channel.get_by_id(setup_chat(other)["channel"]["id"])
-    assert inbound.apply_status(foreign_channel, external_id, "read") is None
+    assert receipts.apply_status(foreign_channel, external_id, "read") is None
     assert Message.get_by_id(message_id).status == "sent"
 
 
 def test_status_update_objects(caller, chat, fake):
     channel, message_id, external_id = sent_message(caller, chat, fake)
-    inbound.apply_status_update(channel, StatusUpdate(external_id=external_id, status="delivered"))
+    receipts.apply_status_update(channel, StatusUpdate(external_id=external_id, status="delivered"))
     assert Message.get_by_id(message_id).status == "delivered"
 
 

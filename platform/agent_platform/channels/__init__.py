@@ -2,7 +2,7 @@
 
 Adapters (WhatsApp, Telegram, e-mail, website) turn network payloads into
 `InboundMessage` / `StatusUpdate` and give them to
-`services.inbound.receive_inbound` / `apply_status`; outbound messages leave
+`services.inbound.receive_inbound` / `services.receipts.apply_status`; outbound messages leave
 through the `Sender` registered for the channel's type.
 """
 

@@ -29,9 +29,10 @@ An `Adapter` is a channel type that carries messages:
   when it is posted rather than failed later;
 - receives: `receive(channel_id, callback, bound)` checks a network's POST
   to `/inbound/<type>/<channel_id>` (signature, secret header) and hands
-  what it carries to `services.inbound` (receive_inbound, apply_status, ...),
-  which store contact, conversation, message and events idempotently and
-  schedule the agent's reply;
+  what it carries to `services.inbound` (receive_inbound) and
+  `services.receipts` (apply_status, ...), which store contact,
+  conversation, message and events idempotently and schedule the agent's
+  reply;
 - checks settings: `check_settings(settings)` refuses, before they are
   stored, settings that cannot work together (400 naming the setting);
 - follows its channel: `activate(channel, previous)` after a channel's

@@ -7,7 +7,7 @@ its canonical form, and raise errors.ValidationError naming the field.
 
 import re
 import unicodedata
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from urllib.parse import urlsplit
 
 from ..errors import ValidationError
@@ -195,6 +195,13 @@ def jsonable(value):
     if isinstance(value, datetime):
         return utc_timestamp(value)
     return value
+
+
+def naive_utc(moment):
+    """A network's aware time as stored: naive UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
 
 
 def utc_timestamp(value):

@@ -1,10 +1,10 @@
-"""The channel adapters' way in: messages contacts write, and delivery
-receipts of the messages the platform sent; also reactions and identity
-changes. All are idempotent and run in one transaction each; see their
-docstrings for the contract."""
+"""The channel adapters' way in: messages contacts write, and identity
+changes. Both are idempotent and run in one transaction each; see their
+docstrings for the contract. Receipts, reactions and edits of stored
+messages are in `receipts`."""
 
 from collections import namedtuple
-from datetime import UTC, datetime
+from datetime import datetime
 
 from ..channels.neutral import INBOUND_TYPES, InboundMessage
 from ..db import database, transaction
@@ -15,10 +15,6 @@ from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
 from . import contacts, conversations, formats, leads, replies
 from .messages import insert_message, render
-
-# Forward order of outbound statuses; failed is reachable from all but read.
-RANK = {"queued": 0, "sent": 1, "delivered": 2, "read": 3}
-RECEIPT_STATUSES = ("sent", "delivered", "read", "failed")
 
 InboundResult = namedtuple("InboundResult", "message duplicate")
 
@@ -261,7 +257,7 @@ def _inbound_content(inbound):
 def _inbound_metadata(inbound):
     metadata = dict(inbound.metadata or {})
     if inbound.timestamp is not None:
-        metadata["network_timestamp"] = formats.jsonable(_naive_utc(inbound.timestamp))
+        metadata["network_timestamp"] = formats.jsonable(formats.naive_utc(inbound.timestamp))
     if inbound.type not in INBOUND_TYPES:
         metadata["network_type"] = inbound.type
     if inbound.reply_to_external_id:
@@ -277,144 +273,6 @@ def _reply_to_external(channel, external_id):
 
 def _contact_summary(contact):
     return {"id": contact.id, "name": contact.name, "phone": contact.phone, "email": contact.email}
-
-
-def _naive_utc(moment):
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(UTC).replace(tzinfo=None)
-    return moment
-
-
-def apply_status(channel, external_id, status, at=None, error=None, now=None, metadata=None):
-    """Apply a delivery receipt for the outbound message `external_id` on `channel`.
-
-    Contract for adapters: `status` is sent, delivered, read or failed; `at`
-    the network's time (default now); `error` for failed a dict with code,
-    title, details. Status only moves forward (queued → sent → delivered →
-    read; failed from queued, sent or delivered): a move raises
-    message.<status> once, in the transaction that stores it. A receipt that
-    would move it backwards (delivered after read), repeats one, or comes
-    after failed changes no status and raises nothing; its time is recorded
-    when that status's time was still empty. `metadata` (network details
-    such as pricing) is merged into the message's metadata whatever the
-    status does. Returns the message, or None
-    when no outbound message has this id on the channel (the receipt is
-    ignored: it may belong to a message sent outside the platform).
-    """
-    if status not in RECEIPT_STATUSES:
-        raise ValueError(f"unknown status {status!r}")
-    now = now or utcnow()
-    at = _naive_utc(at) if at is not None else now
-    with transaction():
-        message = Message.by_external_id(channel.id, external_id)
-        if message is None or message.direction != "outbound":
-            return None
-        noted = _noted(message, metadata)
-        if _moves_forward(message.status, status):
-            message.status = status
-            setattr(message, f"{status}_at", at)
-            if status == "failed":
-                message.error = _error(error)
-            message.lease_until = None
-            message.updated_at = now
-            message.save(keep_updated_at=True)
-            emit(channel.workspace_id, f"message.{status}", render(message), now=now)
-        else:
-            changed = [Message.metadata] if noted else []
-            late = status != "failed" and message.status != "failed"
-            if late and getattr(message, f"{status}_at") is None:
-                setattr(message, f"{status}_at", at)  # late, but its time is worth keeping
-                changed.append(getattr(Message, f"{status}_at"))
-            if changed:
-                message.save(only=changed, keep_updated_at=True)
-        return message
-
-
-def apply_status_update(channel, update, now=None):
-    """apply_status for a channels.StatusUpdate."""
-    return apply_status(
-        channel, update.external_id, update.status, update.at, update.error, now, update.metadata
-    )
-
-
-def _noted(message, metadata):
-    """Merge `metadata` into the message's; True when that changed it."""
-    merged = {**message.metadata, **(metadata or {})}
-    if merged == message.metadata:
-        return False
-    message.metadata = merged
-    return True
-
-
-def _moves_forward(current, status):
-    if current == "failed":
-        return False
-    if status == "failed":
-        return current in ("queued", "sent", "delivered")
-    return RANK[status] > RANK.get(current, 99)
-
-
-def _error(error):
-    error = error or {}
-    return {
-        "code": str(error.get("code", "UNKNOWN")),
-        "title": error.get("title") or "The network reported a failure",
-        "details": error.get("details"),
-    }
-
-
-def apply_reaction(channel, reaction, now=None):
-    """The contact's reaction (a channels.Reaction) to a message of the chat.
-
-    Kept on the target message (either direction) as metadata.reaction =
-    {emoji, external_id, reacted_at}; a reaction without emoji removes it
-    (emoji null). The newest reaction by network time wins, so a repeated or
-    late delivery changes nothing. Raises no event (the catalog has none).
-    Returns the target message, or None when the channel has no message
-    with that id (a message sent outside the platform).
-    """
-    now = now or utcnow()
-    at = formats.jsonable(_naive_utc(reaction.timestamp) if reaction.timestamp else now)
-    with transaction():
-        message = Message.by_external_id(channel.id, reaction.target_external_id)
-        if message is None:
-            return None
-        current = message.metadata.get("reaction") or {}
-        if current.get("external_id") == reaction.external_id or at < current.get("reacted_at", ""):
-            return message
-        value = {"emoji": reaction.emoji or None, "external_id": reaction.external_id}
-        message.metadata = {**message.metadata, "reaction": {**value, "reacted_at": at}}
-        message.updated_at = now
-        message.save(only=[Message.metadata, Message.updated_at], keep_updated_at=True)
-        return message
-
-
-def apply_edit(channel, edit, now=None):
-    """The contact edited a message they wrote (a channels.InboundEdit).
-
-    The stored inbound message with edit.external_id gets the new text (or
-    caption), its previous version appended to `edit_history` with the time
-    it was replaced, and `edited_at`; an edit that changes nothing (a
-    redelivery) is not recorded again. Raises no event (the catalog has
-    none). Returns the message, or None when the channel has no inbound
-    message with that id.
-    """
-    now = now or utcnow()
-    at = _naive_utc(edit.timestamp) if edit.timestamp else now
-    with transaction():
-        message = Message.by_external_id(channel.id, edit.external_id)
-        if message is None or message.direction != "inbound":
-            return None
-        field = "caption" if message.type != "text" else "text"
-        value = edit.caption if field == "caption" else edit.text
-        if value is None or value == getattr(message, field):
-            return message
-        previous = {"text": message.text, "caption": message.caption, "replaced_at": at}
-        message.edit_history = message.edit_history + [formats.jsonable(previous)]
-        setattr(message, field, value)
-        message.edited_at, message.updated_at = at, now
-        message.save(keep_updated_at=True)
-        return message
 
 
 def receive_identity_change(channel, change, now=None):
@@ -442,7 +300,7 @@ def receive_identity_change(channel, change, now=None):
         conversation = _conversation_for(channel, contact, now)
         metadata = dict(change.metadata or {})
         if change.timestamp is not None:
-            metadata["network_timestamp"] = formats.jsonable(_naive_utc(change.timestamp))
+            metadata["network_timestamp"] = formats.jsonable(formats.naive_utc(change.timestamp))
         message = insert_message(
             conversation=conversation.id,
             channel=channel.id,

@@ -1,8 +1,8 @@
 """Messages through the API: reading a conversation, sending (queued for the
 send job, with idempotent POSTs), edits with their history, soft deletes.
 
-The channel adapters' side is in `services.inbound` (receive_inbound,
-apply_status) and sending in `services.sending`.
+The channel adapters' side is in `services.inbound` (receive_inbound) and
+`services.receipts` (apply_status), and sending in `services.sending`.
 """
 
 import hashlib

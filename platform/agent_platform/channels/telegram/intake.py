@@ -16,7 +16,7 @@ from ...errors import NotFound, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
 from ...models.telegram import TelegramUpdate
-from ...services import formats
+from ...services import formats, receipts
 from ...services import inbound as inbound_service
 from ..adapters import callback_json
 from ..group_commit import GroupCommit
@@ -96,7 +96,7 @@ def _message(channel, message, now):
 
 
 def _edit(channel, edit, now):
-    if inbound_service.apply_edit(channel, edit, now=now) is None:
+    if receipts.apply_edit(channel, edit, now=now) is None:
         log.info("edit of unknown message %s ignored", edit.external_id)
     return "messages"
 

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from ...errors import Forbidden, NotFound, ValidationError
 from ...models import Channel, Contact, Conversation, Message
 from ...models.base import utcnow
-from ...services import formats, inbound
+from ...services import formats, inbound, receipts
 from ..neutral import InboundMessage
 from . import identity
 
@@ -150,7 +150,7 @@ def mark_read(channel, visitor, message_id, now=None):
         raise NotFound(f"No message {message_id} in your conversation.", code="MESSAGE_NOT_FOUND")
     unread = Message.unread_by_visitor(conversation.id, message.created_at)
     for external_id in unread:
-        inbound.apply_status(channel, external_id, "read", now=now)
+        receipts.apply_status(channel, external_id, "read", now=now)
     return {"read": len(unread)}
 
 
@@ -196,7 +196,7 @@ def _conversation(channel, visitor):
 def _delivered(channel, message, now):
     if message.direction != "outbound" or message.status != "sent":
         return message
-    return inbound.apply_status(channel, message.external_id, "delivered", now=now) or message
+    return receipts.apply_status(channel, message.external_id, "delivered", now=now) or message
 
 
 def _next_since_time(rows, since):

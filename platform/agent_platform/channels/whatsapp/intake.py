@@ -26,7 +26,7 @@ from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
 from ...models import Channel, ChannelEvent, ChannelTask
 from ...models.base import canonical_uuid, utcnow
-from ...services import formats
+from ...services import formats, receipts
 from ...services import inbound as inbound_service
 from ..adapters import callback_json, check_bound
 from ..group_commit import GroupCommit
@@ -151,13 +151,13 @@ def _identity_change(channel, change, now):
 
 
 def _reaction(channel, reaction, now):
-    if inbound_service.apply_reaction(channel, reaction, now=now) is None:
+    if receipts.apply_reaction(channel, reaction, now=now) is None:
         log.info("reaction to unknown message %s ignored", reaction.target_external_id)
     return "reactions"
 
 
 def _status(channel, update, now):
-    inbound_service.apply_status_update(channel, update, now=now)
+    receipts.apply_status_update(channel, update, now=now)
     return "statuses"
 
 
