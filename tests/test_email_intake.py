@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_platform.channels.email import intake, polling
-from agent_platform.models import ChannelEvent, Contact, Message
+from agent_platform.models import Channel, ChannelEvent, Contact, Message
 from agent_platform.models.email import EmailMailbox
 from agent_platform.services import replies
 from conversations_helpers import data, events, make_contact
@@ -231,3 +231,36 @@ def test_the_scheduled_job_polls_every_channel_with_a_mailbox(caller, channel, d
     deliver(dovecot, mailbox, mail())
     assert polling.poll_mailboxes() == 1
     assert len(stored()) == 1
+
+
+def test_another_mailbox_set_on_the_channel_is_read_from_then(caller, dovecot, mailbox, smtp):
+    other = dovecot.new_mailbox()
+    channel = email_channel(caller, dovecot, mailbox, smtp)
+    week_ago = datetime.now(UTC) - timedelta(days=7)
+    Channel.update(created_at=week_ago.replace(tzinfo=None)).execute()
+    for words in ("um", "dois", "três"):
+        deliver(dovecot, mailbox, mail(words))
+    assert poll(channel["id"]) == 3
+    # The other mailbox's mail of the last days was never the channel's.
+    deliver(dovecot, other, mail("antigo, na outra"), arrived=datetime.now(UTC) - timedelta(days=2))
+    change = {"settings": {"imap_username": other, "from_address": other}}
+    data(caller.patch(f"/v1/channels/{channel['id']}", json=change))
+    assert poll(channel["id"]) == 0
+    # Its new mail is read, whatever UIDs the first mailbox had reached.
+    deliver(dovecot, other, mail("novo, na outra"))
+    deliver(dovecot, other, mail("outro novo"))
+    assert poll(channel["id"]) == 2
+    # A change that keeps the mailbox (its name) does not read it afresh.
+    data(caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"from_name": "Loja"}}))
+    assert EmailMailbox.position(channel["id"])[:2] == (dovecot_uidvalidity(dovecot, other), 3)
+    texts = [m.text for m in stored()]
+    assert texts == ["um", "dois", "três", "novo, na outra", "outro novo"]
+
+
+def dovecot_uidvalidity(dovecot, user):
+    connection = dovecot.imap(user)
+    try:
+        connection.select("INBOX", readonly=True)
+        return int(connection.response("UIDVALIDITY")[1][0])
+    finally:
+        connection.logout()

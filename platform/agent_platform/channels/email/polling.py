@@ -8,8 +8,9 @@ says the last poll stopped (models.email: UIDVALIDITY and the last UID).
   BATCH per poll (the next poll goes on);
 - first poll, or a UIDVALIDITY the server changed (the mailbox was
   rebuilt and its UIDs mean nothing any more): the mails that arrived
-  (INTERNALDATE) since the channel was created (CLOCK_MARGIN before). A mailbox full of old mail
-  is not answered; a mail read again is a duplicate by its Message-ID;
+  (INTERNALDATE) since the channel was created, or since another mailbox
+  was set on it (CLOCK_MARGIN before). A mailbox full of old mail is not
+  answered; a mail read again is a duplicate by its Message-ID;
 - each mail is stored, and its UID recorded, in one transaction (intake).
 
 A server that cannot be reached is logged and tried at the next poll; one
@@ -115,7 +116,7 @@ def _new_uids(channel, connection, uidvalidity):
     position = EmailMailbox.position(channel.id)
     if position is not None and position[0] == uidvalidity:
         return _uids_after(connection, position[1])
-    return _uids_since(connection, channel.created_at)
+    return _uids_since(connection, (position and position[2]) or channel.created_at)
 
 
 def _uids_after(connection, last_uid):
@@ -124,14 +125,14 @@ def _uids_after(connection, last_uid):
     return sorted(uid for uid in _listed(status, data) if uid > last_uid)
 
 
-def _uids_since(connection, created_at):
-    day = (created_at - timedelta(days=1)).strftime("%d-%b-%Y")
+def _uids_since(connection, moment):
+    day = (moment - timedelta(days=1)).strftime("%d-%b-%Y")
     status, data = connection.uid("SEARCH", None, f"SINCE {day}")
     uids = _listed(status, data)
     if not uids:
         return []
     status, data = connection.uid("FETCH", ",".join(map(str, uids)), "(INTERNALDATE)")
-    since = (created_at - CLOCK_MARGIN).replace(tzinfo=UTC)
+    since = (moment - CLOCK_MARGIN).replace(tzinfo=UTC)
     return sorted(uid for uid, arrived in _arrivals(status, data) if arrived >= since)
 
 
