@@ -27,11 +27,10 @@ from flask import current_app
 
 from ... import scheduler
 from ...db import transaction
-from ...events import emit
 from ...models import Channel, ChannelEvent
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
-from ...services import formats
+from ..channel_errors import channel_error, said_already
 from . import intake, servers
 
 log = logging.getLogger("agent_platform.email")
@@ -197,23 +196,6 @@ def _refused(channel, error, now):
     """Passing trouble is logged; anything else is a channel error, once."""
     if error.retryable:
         log.warning("IMAP poll of channel %s: %s", channel.id, error)
-    elif not _said_already(channel, error):
-        failed(channel, POLL_FAILED, error.as_dict(), now)
+    elif not said_already(channel, POLL_FAILED, error.code):
+        channel_error(channel, POLL_FAILED, error.as_dict(), now)
     return 0
-
-
-def failed(channel, kind, error, now=None):
-    """Record a failure in the channel's log and raise channel.error."""
-    with transaction():
-        ChannelEvent.record(channel.id, kind, {"error": error}, is_error=True, now=now)
-        data = {**formats.jsonable(channel.as_dict()), "error": error, "source": kind}
-        emit(channel.workspace_id, "channel.error", data, now=now)
-
-
-def _said_already(channel, error):
-    latest = ChannelEvent.latest(channel.id)
-    return (
-        latest is not None
-        and latest.kind == POLL_FAILED
-        and latest.payload.get("error", {}).get("code") == error.code
-    )
