@@ -6,8 +6,9 @@ import pytest
 from agent_platform import scheduler
 from agent_platform.channels.email import polling
 from agent_platform.models import ChannelEvent
+from agent_platform.models.fastsql import scalar
 from conftest import assert_error
-from conversations_helpers import data, event_names, make_channel
+from conversations_helpers import data, event_names, events, make_channel
 from email_helpers import *  # noqa: F403  (the fixtures)
 from email_helpers import email_channel, mail, mail_settings, poll
 from mail_peers import free_port
@@ -23,6 +24,16 @@ def test_the_passwords_are_write_only(caller, dovecot, mailbox, smtp):
     assert shown["imap_password_set"] is True and shown["smtp_password_set"] is True
     assert "imap_password" not in shown and "smtp_password" not in shown
     assert "app-password-1" not in str(data(caller.get(f"/v1/channels/{channel['id']}")))
+    renamed = caller.patch(f"/v1/channels/{channel['id']}", json={"name": "Mail 2"})
+    listed = caller.get("/v1/channels")
+    verify(caller, channel)  # channel.connected carries the channel
+    shown_anywhere = [renamed.get_data(as_text=True), listed.get_data(as_text=True)]
+    shown_anywhere += [str(d) for _, d in events(caller.workspace_id)]
+    secrets = ("app-password-1", "other-secret")
+    assert not [text for text in shown_anywhere for secret in secrets if secret in text]
+    # Encrypted at rest: the database file does not hold them either.
+    stored = scalar('SELECT "settings" FROM "channel" WHERE "id" = ?', channel["id"])
+    assert "app-password-1" not in stored and "other-secret" not in stored
 
 
 @pytest.mark.parametrize(

@@ -286,3 +286,24 @@ def dovecot_uidvalidity(dovecot, user):
         return int(connection.response("UIDVALIDITY")[1][0])
     finally:
         connection.logout()
+
+
+def test_a_mail_that_answers_nothing_stored_follows_the_fallback(caller, channel, dovecot, mailbox):
+    deliver(dovecot, mailbox, mail("primeiro", subject="Um assunto"))
+    deliver(dovecot, mailbox, mail("segundo", subject="Outro assunto"))
+    poll(channel["id"])
+    first, second = stored()
+    # No thread: the sender's open conversation on the channel.
+    assert first.conversation_id == second.conversation_id
+    data(caller.post(f"/v1/conversations/{first.conversation_id}/close"))
+    # Replying to a mail never stored: their latest closed one, reopened.
+    headers = {"In-Reply-To": "<unknown@customer.example>"}
+    deliver(dovecot, mailbox, mail("terceiro", headers=headers))
+    poll(channel["id"])
+    assert stored()[-1].conversation_id == first.conversation_id
+    shown = data(caller.get(f"/v1/conversations/{first.conversation_id}"))
+    assert shown["status"] == "open"
+    # Another sender: their own conversation.
+    deliver(dovecot, mailbox, mail("quarto", sender="caio@customer.example"))
+    poll(channel["id"])
+    assert stored()[-1].conversation_id != first.conversation_id
