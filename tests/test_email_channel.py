@@ -1,6 +1,8 @@
 """An e-mail channel's settings, its "test connection" against the real
 servers, and the private-address guard on its hosts."""
 
+import shutil
+
 import pytest
 
 from agent_platform import scheduler
@@ -92,6 +94,27 @@ def test_test_connection_names_the_step_that_failed(
     assert (result["error"]["code"], result["error"]["details"]["step"]) == (code, step)
     assert "wrong" not in result["error"]["title"]  # a password is never repeated
     assert "channel.error" in event_names(caller.workspace_id)
+
+
+def test_test_connection_names_imap_select_when_the_inbox_cannot_be_opened(
+    caller, dovecot, mailbox, smtp
+):
+    # The account logs in, but its INBOX is a directory the server cannot read.
+    maildir = dovecot.base / "mail" / mailbox / "Maildir"
+    maildir.mkdir(parents=True)
+    shutil.chown(maildir.parent, "dovecot", "dovecot")
+    maildir.chmod(0o700)  # root's
+    channel = email_channel(caller, dovecot, mailbox, smtp)
+    result = verify(caller, channel)
+    assert (result["error"]["code"], result["error"]["details"]["step"]) == (
+        "IMAP_SELECT_FAILED",
+        "imap_select",
+    )
+    assert "Internal error" in result["error"]["title"]  # what the server said
+    assert smtp.logins == []  # SMTP is not tried after a failed step
+    assert poll(channel["id"]) == 0
+    failures = [e for e in ChannelEvent.of_channel(channel["id"]) if e.kind == "imap_poll_failed"]
+    assert [f.payload["error"]["code"] for f in failures] == ["IMAP_SELECT_FAILED"]
 
 
 def test_test_connection_of_a_channel_without_servers_is_409(caller):
