@@ -1,13 +1,16 @@
 """An e-mail channel's settings, its "test connection" against the real
 servers, and the private-address guard on its hosts."""
 
+import shutil
+
 import pytest
 
 from agent_platform import scheduler
 from agent_platform.channels.email import polling
 from agent_platform.models import ChannelEvent
+from agent_platform.models.fastsql import scalar
 from conftest import assert_error
-from conversations_helpers import data, event_names, make_channel
+from conversations_helpers import data, event_names, events, make_channel
 from email_helpers import *  # noqa: F403  (the fixtures)
 from email_helpers import email_channel, mail, mail_settings, poll
 from mail_peers import free_port
@@ -23,6 +26,16 @@ def test_the_passwords_are_write_only(caller, dovecot, mailbox, smtp):
     assert shown["imap_password_set"] is True and shown["smtp_password_set"] is True
     assert "imap_password" not in shown and "smtp_password" not in shown
     assert "app-password-1" not in str(data(caller.get(f"/v1/channels/{channel['id']}")))
+    renamed = caller.patch(f"/v1/channels/{channel['id']}", json={"name": "Mail 2"})
+    listed = caller.get("/v1/channels")
+    verify(caller, channel)  # channel.connected carries the channel
+    shown_anywhere = [renamed.get_data(as_text=True), listed.get_data(as_text=True)]
+    shown_anywhere += [str(d) for _, d in events(caller.workspace_id)]
+    secrets = ("app-password-1", "other-secret")
+    assert not [text for text in shown_anywhere for secret in secrets if secret in text]
+    # Encrypted at rest: the database file does not hold them either.
+    stored = scalar('SELECT "settings" FROM "channel" WHERE "id" = ?', channel["id"])
+    assert "app-password-1" not in stored and "other-secret" not in stored
 
 
 @pytest.mark.parametrize(
@@ -81,6 +94,27 @@ def test_test_connection_names_the_step_that_failed(
     assert (result["error"]["code"], result["error"]["details"]["step"]) == (code, step)
     assert "wrong" not in result["error"]["title"]  # a password is never repeated
     assert "channel.error" in event_names(caller.workspace_id)
+
+
+def test_test_connection_names_imap_select_when_the_inbox_cannot_be_opened(
+    caller, dovecot, mailbox, smtp
+):
+    # The account logs in, but its INBOX is a directory the server cannot read.
+    maildir = dovecot.base / "mail" / mailbox / "Maildir"
+    maildir.mkdir(parents=True)
+    shutil.chown(maildir.parent, "dovecot", "dovecot")
+    maildir.chmod(0o700)  # root's
+    channel = email_channel(caller, dovecot, mailbox, smtp)
+    result = verify(caller, channel)
+    assert (result["error"]["code"], result["error"]["details"]["step"]) == (
+        "IMAP_SELECT_FAILED",
+        "imap_select",
+    )
+    assert "Internal error" in result["error"]["title"]  # what the server said
+    assert smtp.logins == []  # SMTP is not tried after a failed step
+    assert poll(channel["id"]) == 0
+    failures = [e for e in ChannelEvent.of_channel(channel["id"]) if e.kind == "imap_poll_failed"]
+    assert [f.payload["error"]["code"] for f in failures] == ["IMAP_SELECT_FAILED"]
 
 
 def test_test_connection_of_a_channel_without_servers_is_409(caller):

@@ -2,12 +2,16 @@
 message, stored once, in its thread, with its text and attachments; mail the
 agent must never answer is logged and left alone."""
 
+import json
+import signal
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent_platform.channels.email import intake, polling
-from agent_platform.models import ChannelEvent, Contact, Message
+from agent_platform.channels.email import polling
+from agent_platform.models import Channel, ChannelEvent, Contact, Message
 from agent_platform.models.email import EmailMailbox
 from agent_platform.services import replies
 from conversations_helpers import data, events, make_contact
@@ -183,24 +187,42 @@ def test_a_new_uidvalidity_reads_the_mailbox_again_without_repeating_a_mail(
     assert [m.text for m in stored()] == ["primeiro", "segundo", "terceiro"]
 
 
-def test_a_poll_cut_off_by_a_crash_resumes_without_losing_or_repeating(
-    caller, channel, dovecot, mailbox, monkeypatch
+# A process that polls the channel's mailbox and is killed (SIGKILL: no
+# exception handler, no clean-up runs) while it stores the second mail, its
+# message written and not yet committed.
+DYING = """
+import json, os, signal, sys
+from agent_platform import create_app
+from agent_platform.channels.email import polling
+from agent_platform.models import Channel
+from agent_platform.models.email import EmailMailbox
+
+settings, channel_id = json.loads(sys.argv[1]), sys.argv[2]
+real, seen = EmailMailbox.advance.__func__, []
+
+def advance(cls, channel_id, uidvalidity, uid, now):
+    seen.append(uid)
+    if len(seen) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(cls, channel_id, uidvalidity, uid, now)
+
+EmailMailbox.advance = classmethod(advance)
+with create_app(settings).app_context():
+    polling.poll_channel(Channel.get_by_id(channel_id))
+"""
+
+
+def test_a_process_killed_in_the_middle_of_a_poll_loses_and_repeats_nothing(
+    caller, channel, dovecot, mailbox, settings
 ):
     for words in ("um", "dois", "três"):
         deliver(dovecot, mailbox, mail(words))
-    real, calls = intake.store, []
-
-    def crashing(channel, uidvalidity, uid, raw, now=None):
-        calls.append(uid)
-        if len(calls) == 2:
-            raise KeyboardInterrupt  # the process dies while storing the second mail
-        return real(channel, uidvalidity, uid, raw, now)
-
-    monkeypatch.setattr(intake, "store", crashing)
-    with pytest.raises(KeyboardInterrupt):
-        poll(channel["id"])
+    arguments = [sys.executable, "-c", DYING, json.dumps(settings), channel["id"]]
+    killed = subprocess.run(arguments, capture_output=True, timeout=60)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
     assert [m.text for m in stored()] == ["um"]
-    monkeypatch.setattr(intake, "store", real)  # the restarted process
+    assert EmailMailbox.position(channel["id"])[1] == 1
+    # The restarted process goes on from the first mail not stored.
     assert poll(channel["id"]) == 2
     assert poll(channel["id"]) == 0
     assert [m.text for m in stored()] == ["um", "dois", "três"]
@@ -231,3 +253,57 @@ def test_the_scheduled_job_polls_every_channel_with_a_mailbox(caller, channel, d
     deliver(dovecot, mailbox, mail())
     assert polling.poll_mailboxes() == 1
     assert len(stored()) == 1
+
+
+def test_another_mailbox_set_on_the_channel_is_read_from_then(caller, dovecot, mailbox, smtp):
+    other = dovecot.new_mailbox()
+    channel = email_channel(caller, dovecot, mailbox, smtp)
+    week_ago = datetime.now(UTC) - timedelta(days=7)
+    Channel.update(created_at=week_ago.replace(tzinfo=None)).execute()
+    for words in ("um", "dois", "três"):
+        deliver(dovecot, mailbox, mail(words))
+    assert poll(channel["id"]) == 3
+    # The other mailbox's mail of the last days was never the channel's.
+    deliver(dovecot, other, mail("antigo, na outra"), arrived=datetime.now(UTC) - timedelta(days=2))
+    change = {"settings": {"imap_username": other, "from_address": other}}
+    data(caller.patch(f"/v1/channels/{channel['id']}", json=change))
+    assert poll(channel["id"]) == 0
+    # Its new mail is read, whatever UIDs the first mailbox had reached.
+    deliver(dovecot, other, mail("novo, na outra"))
+    deliver(dovecot, other, mail("outro novo"))
+    assert poll(channel["id"]) == 2
+    # A change that keeps the mailbox (its name) does not read it afresh.
+    data(caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"from_name": "Loja"}}))
+    assert EmailMailbox.position(channel["id"])[:2] == (dovecot_uidvalidity(dovecot, other), 3)
+    texts = [m.text for m in stored()]
+    assert texts == ["um", "dois", "três", "novo, na outra", "outro novo"]
+
+
+def dovecot_uidvalidity(dovecot, user):
+    connection = dovecot.imap(user)
+    try:
+        connection.select("INBOX", readonly=True)
+        return int(connection.response("UIDVALIDITY")[1][0])
+    finally:
+        connection.logout()
+
+
+def test_a_mail_that_answers_nothing_stored_follows_the_fallback(caller, channel, dovecot, mailbox):
+    deliver(dovecot, mailbox, mail("primeiro", subject="Um assunto"))
+    deliver(dovecot, mailbox, mail("segundo", subject="Outro assunto"))
+    poll(channel["id"])
+    first, second = stored()
+    # No thread: the sender's open conversation on the channel.
+    assert first.conversation_id == second.conversation_id
+    data(caller.post(f"/v1/conversations/{first.conversation_id}/close"))
+    # Replying to a mail never stored: their latest closed one, reopened.
+    headers = {"In-Reply-To": "<unknown@customer.example>"}
+    deliver(dovecot, mailbox, mail("terceiro", headers=headers))
+    poll(channel["id"])
+    assert stored()[-1].conversation_id == first.conversation_id
+    shown = data(caller.get(f"/v1/conversations/{first.conversation_id}"))
+    assert shown["status"] == "open"
+    # Another sender: their own conversation.
+    deliver(dovecot, mailbox, mail("quarto", sender="caio@customer.example"))
+    poll(channel["id"])
+    assert stored()[-1].conversation_id != first.conversation_id

@@ -3,6 +3,7 @@ parser never raises on a mail's content (public functions, no server)."""
 
 import pytest
 
+from agent_platform.channels.email.intake import skip_reason
 from agent_platform.channels.email.parser import parse
 from agent_platform.channels.email.sender import subject
 from agent_platform.channels.email.text import html_to_text, stripped, to_html
@@ -100,3 +101,10 @@ def test_unknown_charsets_are_read_as_utf8_with_replacements():
 def test_a_far_future_date_is_dropped_rather_than_overflowing():
     raw = b"From: a@b.co\r\nDate: Fri, 31 Dec 9999 23:59:59 -1200\r\n\r\nx"
     assert parse(raw).date is None
+
+
+def test_the_channels_own_address_is_recognised_whatever_its_case():
+    raw = b"From: Team <team@shop.example>\r\nMessage-ID: <a@b>\r\nSubject: x\r\n\r\noi\r\n"
+    settings = {"from_address": "help@shop.example", "imap_username": "Team@Shop.example"}
+    assert skip_reason(settings, parse(raw)) == "sent from the channel's own address"
+    assert skip_reason({"from_address": "help@shop.example"}, parse(raw)) is None

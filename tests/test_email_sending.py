@@ -46,6 +46,7 @@ def test_three_replies_stay_in_one_thread_with_one_re(caller, shop, dovecot, mai
     assert (first["In-Reply-To"], first["References"]) == ("<c1@customer.example>",) * 2
     plain, html = parts(first)
     assert plain.strip() == ANSWER and f"<p>{ANSWER}</p>" in html
+    assert first["Auto-Submitted"] == "auto-replied"  # the agent's: no auto-reply answers it
     stored = Message.get(Message.text == ANSWER)
     assert stored.external_id == first["Message-ID"] and stored.status == "sent"
 
@@ -133,6 +134,7 @@ def test_a_human_message_with_an_attachment_is_sent_as_a_mail(caller, shop, dove
     assert attachment.get_content() == b"%PDF-1.4 cardapio"
     assert parts(sent)[0].strip() == "Segue o cardápio."
     assert sent["Subject"] == "Re: Horário"
+    assert sent["Auto-Submitted"] is None  # a person wrote it
 
 
 def test_a_temporary_smtp_failure_is_retried(caller, shop, dovecot, mailbox, smtp):

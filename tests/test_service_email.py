@@ -2,7 +2,9 @@
 (gunicorn, the scheduler in its worker) polls the Dovecot mailbox on its
 own, the agent answers from its knowledge, and the answer leaves through
 the SMTP server in the customer's thread; the customer's reply to it is
-answered in the same conversation. No test code calls a job function."""
+answered in the same conversation. An SMTP server that says "try later" is
+tried again by the scheduler; one that refuses ends the message failed, and
+the webhook hears of it. No test code calls a job function."""
 
 import json
 import os
@@ -12,13 +14,21 @@ import pytest
 from email_helpers import *  # noqa: F403  (the fixtures)
 from email_helpers import CUSTOMER, PUBLIC_URL, mail, mail_settings
 from test_cli import free_port, serving
-from test_service_jobs import Api, wait_for
+from test_service_jobs import Api, delivered, wait_for
+from webhooks_helpers import Receiver
 
 QUESTION, ANSWER = "A que horas vocês abrem?", "Abrimos todos os dias das 9h às 18h."
 
 
 @pytest.fixture
-def served(tmp_path):
+def receiver():
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def served(tmp_path, receiver):
     port = free_port()
     settings = {
         "DATABASE_PATH": str(tmp_path / "served.db"),
@@ -28,6 +38,9 @@ def served(tmp_path):
         "EMAIL_ALLOW_PRIVATE_HOSTS": True,
         "REPLIES_DEBOUNCE_SECONDS": 0,
         "MESSAGES_SEND_POLL_SECONDS": 0.5,
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [receiver.port],
+        "WEBHOOKS_POLL_SECONDS": 0.5,
     }
     environ = dict(os.environ)
     environ.update({f"AGENT_PLATFORM_{k}": json.dumps(v) for k, v in settings.items()})
@@ -35,7 +48,8 @@ def served(tmp_path):
         yield Api(base, lines[1].strip())
 
 
-def test_mail_sent_to_the_mailbox_is_answered_in_its_thread(served, dovecot, mailbox, smtp):
+def help_desk(served, dovecot, mailbox, smtp):
+    """An agent that knows one answer, on an e-mail channel (checked)."""
     agent = served.call("POST", "/v1/agents", {"name": "Ana"}, 201)["id"]
     qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
     served.call("POST", f"/v1/agents/{agent}/trainings", qa, 201)
@@ -44,6 +58,10 @@ def test_mail_sent_to_the_mailbox_is_answered_in_its_thread(served, dovecot, mai
     channel_id = served.call("POST", "/v1/channels", channel, 201)["id"]
     served.call("POST", f"/v1/channels/{channel_id}/connect", {"agent_id": agent})
     assert served.call("POST", f"/v1/channels/{channel_id}/verify")["ok"] is True
+
+
+def test_mail_sent_to_the_mailbox_is_answered_in_its_thread(served, dovecot, mailbox, smtp):
+    help_desk(served, dovecot, mailbox, smtp)
 
     dovecot.deliver(mail(QUESTION, message_id="<q1@customer.example>"), user=mailbox)
     [answer] = wait_for(smtp.mails, "answered the mail")
@@ -75,3 +93,27 @@ def test_mail_sent_to_the_mailbox_is_answered_in_its_thread(served, dovecot, mai
         ("outbound", "sent"),
         ("outbound", "sent"),
     ]
+
+
+def test_smtp_try_later_is_retried_and_a_refusal_fails_with_the_servers_words(
+    served, receiver, dovecot, mailbox, smtp
+):
+    help_desk(served, dovecot, mailbox, smtp)
+    events = ["message.sent", "message.failed"]
+    served.call("POST", "/v1/webhooks", {"url": receiver.url, "events": events}, 201)
+    smtp.refuse_next("451 4.3.0 Mailbox busy, try again later")
+    dovecot.deliver(mail(QUESTION, message_id="<busy@customer.example>"), user=mailbox)
+    # The send job's next try, 5 s later, goes through.
+    [answer] = wait_for(smtp.mails, "sent the answer after the SMTP server's 451")
+    assert answer["In-Reply-To"] == "<busy@customer.example>"
+    [sent] = wait_for(lambda: delivered(receiver, "message.sent"), "delivered message.sent")
+    assert (sent["text"], sent["status"], sent["error"]) == (ANSWER, "sent", None)
+
+    smtp.refuse_next("550 5.1.1 <ana@gone.example>: Recipient address rejected")
+    dovecot.deliver(mail(QUESTION, sender="ana@gone.example"), user=mailbox)
+    [failed] = wait_for(lambda: delivered(receiver, "message.failed"), "delivered message.failed")
+    assert (failed["status"], failed["error"]["code"]) == ("failed", "SMTP_550")
+    assert "Recipient address rejected" in failed["error"]["title"]
+    shown = served.call("GET", f"/v1/messages/{failed['id']}")
+    assert (shown["status"], shown["error"]) == ("failed", failed["error"])
+    assert len(smtp.mails()) == 1  # nothing more was sent

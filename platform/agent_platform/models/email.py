@@ -1,7 +1,9 @@
 """Where each e-mail channel's mailbox poll stands: the mailbox's
 UIDVALIDITY and the highest UID read under it. Advanced in the transaction
 that stores each mail, so a poll cut off at any point resumes with the first
-mail it had not stored."""
+mail it had not stored. `since`: when the reading of this mailbox began, set
+when another mailbox replaces the channel's (None: when the channel was
+created)."""
 
 from peewee import BigIntegerField, DateTimeField, ForeignKeyField
 
@@ -15,15 +17,29 @@ class EmailMailbox(BaseModel):
     uidvalidity = BigIntegerField()
     last_uid = BigIntegerField()
     polled_at = DateTimeField()
+    since = DateTimeField(null=True)
 
     class Meta:
         table_name = "email_mailbox"
 
     @classmethod
     def position(cls, channel_id):
-        """(uidvalidity, last_uid) of the channel's mailbox, else None."""
+        """(uidvalidity, last_uid, since) of the channel's mailbox, else None."""
         row = cls.get_or_none(cls.channel == channel_id)
-        return None if row is None else (row.uidvalidity, row.last_uid)
+        return None if row is None else (row.uidvalidity, row.last_uid, row.since)
+
+    @classmethod
+    def start(cls, channel_id, now):
+        """Read the channel's mailbox afresh, the mail arrived from `now` on
+        (another mailbox was set): no UIDVALIDITY yet (0, which no server gives)."""
+        execute(
+            'INSERT INTO "email_mailbox" ("channel_id", "uidvalidity", "last_uid", "polled_at", '
+            '"since") VALUES (?, 0, 0, ?, ?) ON CONFLICT ("channel_id") DO UPDATE SET '
+            '"uidvalidity" = 0, "last_uid" = 0, "since" = excluded."since"',
+            channel_id,
+            cls.polled_at.db_value(now),
+            cls.since.db_value(now),
+        )
 
     @classmethod
     def advance(cls, channel_id, uidvalidity, uid, now):

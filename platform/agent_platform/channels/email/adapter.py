@@ -1,6 +1,9 @@
 """The e-mail channel's side of the adapter contract (channels.adapters)."""
 
+from ...db import transaction
 from ...errors import ValidationError
+from ...models.base import utcnow
+from ...models.email import EmailMailbox
 from ...services import formats
 from ..adapters import Adapter
 from . import servers
@@ -63,3 +66,17 @@ class EmailAdapter(EmailSender, Adapter):
             return None
         listed = ", ".join(f"settings.{name}" for name in needed)
         return f"Channel {channel.id} cannot send messages: set {listed} first."
+
+    def activate(self, channel, previous):
+        """Another mailbox (host or account) on an existing channel is read
+        from now on: its old mail is not answered, and the UIDs kept are the
+        previous mailbox's."""
+        if previous is not None and _mailbox(previous) != _mailbox(channel.settings):
+            with transaction():
+                EmailMailbox.start(channel.id, utcnow())
+
+
+def _mailbox(settings):
+    """What names a mailbox: its server and account (lower-cased)."""
+    username = servers.credentials(settings, "imap")[0]
+    return (settings.get("imap_host") or "").lower(), (username or "").lower()

@@ -71,7 +71,7 @@ def skip_reason(settings, mail):
         return "no sender address"
     if mail.auto:
         return mail.auto
-    own = {settings.get("from_address"), settings.get("imap_username")}
+    own = {(settings.get(name) or "").lower() for name in ("from_address", "imap_username")}
     if mail.sender in own:
         return "sent from the channel's own address"
     domain = mail.sender.rsplit("@", 1)[1]

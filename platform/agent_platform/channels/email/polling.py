@@ -8,8 +8,9 @@ says the last poll stopped (models.email: UIDVALIDITY and the last UID).
   BATCH per poll (the next poll goes on);
 - first poll, or a UIDVALIDITY the server changed (the mailbox was
   rebuilt and its UIDs mean nothing any more): the mails that arrived
-  (INTERNALDATE) since the channel was created (CLOCK_MARGIN before). A mailbox full of old mail
-  is not answered; a mail read again is a duplicate by its Message-ID;
+  (INTERNALDATE) since the channel was created, or since another mailbox
+  was set on it (CLOCK_MARGIN before). A mailbox full of old mail is not
+  answered; a mail read again is a duplicate by its Message-ID;
 - each mail is stored, and its UID recorded, in one transaction (intake).
 
 A server that cannot be reached is logged and tried at the next poll; one
@@ -26,11 +27,10 @@ from flask import current_app
 
 from ... import scheduler
 from ...db import transaction
-from ...events import emit
 from ...models import Channel, ChannelEvent
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
-from ...services import formats
+from ..channel_errors import channel_error, said_already
 from . import intake, servers
 
 log = logging.getLogger("agent_platform.email")
@@ -115,7 +115,7 @@ def _new_uids(channel, connection, uidvalidity):
     position = EmailMailbox.position(channel.id)
     if position is not None and position[0] == uidvalidity:
         return _uids_after(connection, position[1])
-    return _uids_since(connection, channel.created_at)
+    return _uids_since(connection, (position and position[2]) or channel.created_at)
 
 
 def _uids_after(connection, last_uid):
@@ -124,14 +124,14 @@ def _uids_after(connection, last_uid):
     return sorted(uid for uid in _listed(status, data) if uid > last_uid)
 
 
-def _uids_since(connection, created_at):
-    day = (created_at - timedelta(days=1)).strftime("%d-%b-%Y")
+def _uids_since(connection, moment):
+    day = (moment - timedelta(days=1)).strftime("%d-%b-%Y")
     status, data = connection.uid("SEARCH", None, f"SINCE {day}")
     uids = _listed(status, data)
     if not uids:
         return []
     status, data = connection.uid("FETCH", ",".join(map(str, uids)), "(INTERNALDATE)")
-    since = (created_at - CLOCK_MARGIN).replace(tzinfo=UTC)
+    since = (moment - CLOCK_MARGIN).replace(tzinfo=UTC)
     return sorted(uid for uid, arrived in _arrivals(status, data) if arrived >= since)
 
 
@@ -196,23 +196,6 @@ def _refused(channel, error, now):
     """Passing trouble is logged; anything else is a channel error, once."""
     if error.retryable:
         log.warning("IMAP poll of channel %s: %s", channel.id, error)
-    elif not _said_already(channel, error):
-        failed(channel, POLL_FAILED, error.as_dict(), now)
+    elif not said_already(channel, POLL_FAILED, error.code):
+        channel_error(channel, POLL_FAILED, error.as_dict(), now)
     return 0
-
-
-def failed(channel, kind, error, now=None):
-    """Record a failure in the channel's log and raise channel.error."""
-    with transaction():
-        ChannelEvent.record(channel.id, kind, {"error": error}, is_error=True, now=now)
-        data = {**formats.jsonable(channel.as_dict()), "error": error, "source": kind}
-        emit(channel.workspace_id, "channel.error", data, now=now)
-
-
-def _said_already(channel, error):
-    latest = ChannelEvent.latest(channel.id)
-    return (
-        latest is not None
-        and latest.kind == POLL_FAILED
-        and latest.payload.get("error", {}).get("code") == error.code
-    )

@@ -11,6 +11,8 @@
 - Message-ID: <message id@from domain>, the same at every try (a receiver
   may drop a repeat), stored as the message's external id: a reply to it
   lands in the same conversation;
+- `Auto-Submitted: auto-replied` on the agent's answers (auto-generated
+  on the platform's notices), so that no auto-responder answers them;
 - a text/plain part and a text/html part; a media message's file is
   attached (the platform's own /media files from MEDIA_DIR, others fetched
   through netguard).
@@ -39,6 +41,8 @@ from . import servers
 from .text import to_html
 
 MAX_REFERENCES = 20
+# What no person wrote: the agent's answers, the platform's own notices.
+AUTOMATIC = {"agent": "auto-replied", "system": "auto-generated"}
 _RE = re.compile(r"^\s*((re|aw|sv|fw|fwd|res|enc)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 
 
@@ -63,6 +67,10 @@ def compose(channel, message):
     mail["Subject"] = subject(settings, message, anchor)
     mail["Date"] = formatdate(usegmt=True)
     mail["Message-ID"] = f"<{message.id}@{settings['from_address'].rsplit('@', 1)[1]}>"
+    if message.sender_type in AUTOMATIC:
+        # RFC 3834: auto-responders (a vacation reply, another agent) do
+        # not answer it, so two of them never write to each other forever.
+        mail["Auto-Submitted"] = AUTOMATIC[message.sender_type]
     if anchor is not None:
         mail["In-Reply-To"] = anchor.external_id
         mail["References"] = " ".join(_references(anchor))

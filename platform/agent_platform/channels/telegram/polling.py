@@ -14,12 +14,13 @@ import logging
 from datetime import timedelta
 
 from ... import scheduler
-from ...models import Channel, ChannelEvent
+from ...models import Channel
 from ...models.base import utcnow
 from ...models.telegram import TelegramUpdate
+from ..channel_errors import channel_error, said_already
 from .botapi import BotApiError, client
 from .intake import store
-from .webhook import ALLOWED_UPDATES, failed, unregister
+from .webhook import ALLOWED_UPDATES, unregister
 
 log = logging.getLogger("agent_platform.telegram")
 
@@ -84,15 +85,6 @@ def _refused(channel, error, now):
         unregister(channel, channel.settings["bot_token"])
     elif error.retryable or error.code == "409":
         log.warning("Telegram getUpdates on channel %s: %s", channel.id, error)
-    elif not _said_already(channel, error):
-        failed(channel, POLL_FAILED, error.as_dict())
+    elif not said_already(channel, POLL_FAILED, error.code):
+        channel_error(channel, POLL_FAILED, error.as_dict())
     return 0
-
-
-def _said_already(channel, error):
-    latest = ChannelEvent.latest(channel.id)
-    return (
-        latest is not None
-        and latest.kind == POLL_FAILED
-        and latest.payload.get("error", {}).get("code") == error.code
-    )

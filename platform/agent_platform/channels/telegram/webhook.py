@@ -17,10 +17,9 @@ from flask import current_app
 
 from ...db import transaction
 from ...errors import Unauthorized
-from ...events import emit
 from ...models import Channel, ChannelEvent
-from ...services import formats
 from ..adapters import check_bound
+from ..channel_errors import channel_error
 from .botapi import BotApiError, client
 from .intake import decoded, store, telegram_channel
 
@@ -82,16 +81,8 @@ def _recorded(channel, method, params, kind, details, token=None):
         client(token or channel.settings["bot_token"]).call(method, params)
     except BotApiError as error:
         log.warning("Telegram %s failed on channel %s: %s", method, channel.id, error)
-        failed(channel, f"{method}_failed", error.as_dict())
+        channel_error(channel, f"{method}_failed", error.as_dict())
         return False
     with transaction():
         ChannelEvent.record(channel.id, kind, details)
     return True
-
-
-def failed(channel, kind, error):
-    """Record a failed Bot API call in the channel's log and raise channel.error."""
-    with transaction():
-        ChannelEvent.record(channel.id, kind, {"error": error}, is_error=True)
-        data = {**formats.jsonable(channel.as_dict()), "error": error, "source": kind}
-        emit(channel.workspace_id, "channel.error", data)
