@@ -35,15 +35,20 @@ def move(caller, opportunity_id, column_id, **values):
     return caller.post(f"/v1/opportunities/{opportunity_id}/move", json=body)
 
 
+BOARD = "/v1/pipeline/columns?sort=position&order=asc"
+
+
 def test_columns_are_ordered_and_reordered_in_one_call(caller):
     columns = pipeline(caller)
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["New", "Proposal", "Won", "Lost"]
     assert [c["position"] for c in listed] == [0, 1, 2, 3]
+    newest_first = caller.get("/v1/pipeline/columns").get_json()["data"]
+    assert [c["name"] for c in newest_first] == ["Lost", "Won", "Proposal", "New"]
     order = [columns[name]["id"] for name in ("proposal", "new", "lost", "won")]
     reordered = data(caller.put("/v1/pipeline/columns/order", json={"column_ids": order}))
     assert [c["id"] for c in reordered] == order
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["Proposal", "New", "Lost", "Won"]
     assert "pipeline.reordered" in event_names(caller.workspace_id)
 
@@ -54,7 +59,7 @@ def test_a_reorder_must_name_every_column_once(caller):
     for wrong in (ids[:3], [*ids, ids[0]], [*ids[:3], "0190b0a0-0000-7000-8000-000000000000"]):
         response = caller.put("/v1/pipeline/columns/order", json={"column_ids": wrong})
         assert_error(response, 400, "VALIDATION_ERROR", "column_ids")
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["New", "Proposal", "Won", "Lost"]
 
 
@@ -111,12 +116,14 @@ def test_moves_keep_a_history_and_won_or_lost_follow_the_column(caller):
     data(move(caller, opportunity["id"], columns["proposal"]["id"]))
     won = data(move(caller, opportunity["id"], columns["won"]["id"]))
     assert won["status"] == "won" and won["closed_at"]
-    history = caller.get(f"/v1/opportunities/{opportunity['id']}/history").get_json()["data"]
+    path = f"/v1/opportunities/{opportunity['id']}/history"
+    history = caller.get(f"{path}?order=asc").get_json()["data"]
     assert [(h["from_column_id"], h["to_column_name"]) for h in history] == [
         (None, "New"),
         (columns["new"]["id"], "Proposal"),
         (columns["proposal"]["id"], "Won"),
     ]
+    assert caller.get(path).get_json()["data"] == history[::-1]  # the latest move first
     assert all(h["moved_at"].endswith("Z") and h["actor"] for h in history)
     lost = data(move(caller, opportunity["id"], columns["lost"]["id"], lost_reason="budget"))
     assert (lost["status"], lost["lost_reason"]) == ("lost", "budget")
