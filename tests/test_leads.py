@@ -294,3 +294,25 @@ def test_lead_routes_need_their_scopes(make_caller):
     reader = make_caller(scopes=["leads:read"])
     assert_error(reader.post("/v1/leads", json={}), 403, "INSUFFICIENT_SCOPE", "leads:write")
     assert reader.get("/v1/leads").status_code == 200
+
+
+def test_converting_needs_pipeline_write_too_as_it_creates_an_opportunity(make_caller, client):
+    admin = make_caller()
+    data(admin.post("/v1/pipeline/columns", json={"name": "New", "probability": 10}), 201)
+    lead = make_lead(admin, make_contact(admin, name="Rita", phone="+5511955556666")["id"])
+    body = {"value": "10.00", "currency": "EUR"}
+    path = f"/v1/leads/{lead['id']}/convert"
+    for scopes, lacking in (
+        (["leads:read", "leads:write"], "pipeline:write"),
+        (["pipeline:read", "pipeline:write"], "leads:write"),
+    ):
+        narrow = make_caller(scopes=scopes, workspace_id=admin.workspace_id)
+        assert_error(narrow.post(path, json=body), 403, "INSUFFICIENT_SCOPE", lacking)
+    assert lead_of(admin, lead["id"])["status"] == "new"
+    assert admin.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
+    both = make_caller(scopes=["leads:write", "pipeline:write"], workspace_id=admin.workspace_id)
+    assert data(both.post(path, json=body), 201)["lead"]["status"] == "converted"
+    operation = client.get("/openapi.json").get_json()["paths"]["/v1/leads/{lead_id}/convert"]
+    assert operation["post"]["x-required-scope"] == "leads:write"
+    assert operation["post"]["x-also-required-scopes"] == ["pipeline:write"]
+    assert {"ApiKeyHeader": ["leads:write", "pipeline:write"]} in operation["post"]["security"]
