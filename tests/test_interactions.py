@@ -155,6 +155,18 @@ def test_another_workspace_neither_sees_nor_closes_them(caller, other):
     outcome = data(other.post("/v1/interactions/close", json={"conversation_ids": [a]}))
     assert outcome == {"closed": [], "already_closed": [], "not_found": [a]}
     assert data(caller.get(f"/v1/interactions/{a}"))["status"] == "open"
+    contact_id = data(caller.get(f"/v1/interactions/{a}"))["contact_id"]
+    caller.post("/v1/leads", json={"contact_id": contact_id})
+    for params in (
+        f"?channel_id={channel['id']}",
+        f"?contact_id={contact_id}",
+        "?lead_status=new",
+        "?channel_type=whatsapp&unread=true&q=Oi",
+    ):
+        assert other.get(f"/v1/interactions{params}").get_json()["data"] == [], params
+    theirs = customer(make_channel(other, settings=WA_SETTINGS)["id"], 2)
+    assert ids(query(other, "?q=Oi&unread=true")) == [theirs]
+    assert ids(query(caller, "?q=Oi&unread=true")) == [a]
 
 
 def test_interaction_routes_need_their_scopes(make_caller):

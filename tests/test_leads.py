@@ -283,8 +283,20 @@ def test_another_workspace_sees_no_lead_of_this_one(caller, other):
         ("GET", f"/v1/leads/{lead['id']}/adjustments"),
     ]:
         assert_error(other.request(method, path, json={"notes": "x"}), 404, "LEAD_NOT_FOUND")
-    response = other.get(f"/v1/leads/scoring-rules/{rule['id']}")
-    assert_error(response, 404, "SCORING_RULE_NOT_FOUND")
+    adjust = {"points": 50, "reason": "x"}
+    adjusted = other.post(f"/v1/leads/{lead['id']}/adjustments", json=adjust)
+    assert_error(adjusted, 404, "LEAD_NOT_FOUND")
+    data(other.post("/v1/pipeline/columns", json={"name": "Theirs", "probability": 5}), 201)
+    deal = {"value": "1.00", "currency": "EUR"}
+    converted = other.post(f"/v1/leads/{lead['id']}/convert", json=deal)
+    assert_error(converted, 404, "LEAD_NOT_FOUND")
+    for method in ("GET", "PATCH", "DELETE"):
+        path = f"/v1/leads/scoring-rules/{rule['id']}"
+        response = other.request(method, path, json={"points": 99})
+        assert_error(response, 404, "SCORING_RULE_NOT_FOUND")
+    assert data(caller.get(f"/v1/leads/scoring-rules/{rule['id']}"))["points"] == 5
+    assert caller.get(f"/v1/leads/{lead['id']}/adjustments").get_json()["data"] == []
+    assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
     assert other.get("/v1/leads").get_json()["pagination"]["total"] == 0
     assert other.get("/v1/leads/scoring-rules").get_json()["pagination"]["total"] == 0
     assert lead_of(caller, lead["id"])["notes"] == ""

@@ -288,6 +288,38 @@ def test_another_workspace_reaches_no_column_or_opportunity(caller, other):
     assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
 
 
+def test_ids_of_another_workspace_in_a_body_or_query_are_404(caller, other):
+    columns = pipeline(caller)
+    contact = make_contact(caller, name="Rita", phone="+5511955556666")
+    lead = data(caller.post("/v1/leads", json={"contact_id": contact["id"]}), 201)
+    theirs = column(other, "Theirs", 50)
+    their_deal = deal(other)
+    body = {"title": "x", "value": "1.00", "currency": "EUR"}
+    for name, value, code in (
+        ("contact_id", contact["id"], "CONTACT_NOT_FOUND"),
+        ("lead_id", lead["id"], "LEAD_NOT_FOUND"),
+    ):
+        made = other.post("/v1/opportunities", json={**body, name: value})
+        assert_error(made, 404, code)
+        changed = other.patch(f"/v1/opportunities/{their_deal['id']}", json={name: value})
+        assert_error(changed, 404, code)
+    dropped = other.delete(f"/v1/pipeline/columns/{theirs['id']}?move_to={columns['new']['id']}")
+    assert_error(dropped, 404, "PIPELINE_COLUMN_NOT_FOUND")
+    order = [theirs["id"], columns["new"]["id"]]
+    mixed = other.put("/v1/pipeline/columns/order", json={"column_ids": order})
+    assert_error(mixed, 400, "VALIDATION_ERROR", "column_ids")
+    converted = caller.post(f"/v1/leads/{lead['id']}/convert", json={
+        "value": "1.00", "currency": "EUR", "column_id": theirs["id"]})  # fmt: skip
+    assert_error(converted, 404, "PIPELINE_COLUMN_NOT_FOUND")
+    listed = other.get(f"/v1/opportunities?contact_id={contact['id']}").get_json()
+    assert listed["pagination"]["total"] == 0
+    assert data(caller.get(f"/v1/leads/{lead['id']}"))["status"] == "new"
+    kept = data(other.get(f"/v1/opportunities/{their_deal['id']}"))
+    assert (kept["contact_id"], kept["lead_id"]) == (None, None)
+    assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 1
+    assert data(other.get(f"/v1/pipeline/columns/{theirs['id']}"))["name"] == "Theirs"
+
+
 def test_pipeline_routes_need_their_scopes(make_caller):
     reader = make_caller(scopes=["pipeline:read"])
     body = {"name": "x", "probability": 5}
