@@ -5,7 +5,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from agent_platform.services import scoring
 from conftest import assert_error
 from conversations_helpers import (
     WA_SETTINGS,
@@ -18,6 +17,7 @@ from conversations_helpers import (
     send,
     setup_chat,
 )
+from replies_helpers import agent_channel, at, customer_says, fake, make_agent, run_replies  # noqa: F401
 
 T0 = datetime(2026, 3, 2, 9, 0)
 
@@ -131,24 +131,26 @@ def test_custom_field_values_score_when_the_contact_changes(caller):
     assert lead_of(caller, lead["id"])["score"] == 0
 
 
-def test_a_matched_intention_is_a_fact_scoring_counts(caller, app):
-    contact = make_contact(caller, name="Rita", phone="+5511955556666")
-    agent_id = data(caller.post("/v1/agents", json={"name": "Ana"}), 201)["id"]
-    intention = data(
-        caller.post(
-            f"/v1/agents/{agent_id}/intentions",
-            json={"name": "Buy", "examples": ["I want to buy"], "action": "reply",
-                  "reply_text": "Great!"},
-        ),
-        201,
-    )  # fmt: skip
-    make_rule(caller, "intention_matched", 35, intention_id=intention["id"])
-    lead = make_lead(caller, contact["id"])
-    from agent_platform.db import transaction
-
-    with transaction():
-        scoring.on_intention(caller.workspace_id, contact["id"], intention["id"], T0)
-    assert lead_of(caller, lead["id"])["score"] == 35
+def test_an_intention_the_agent_matches_scores_the_lead(caller, fake):  # noqa: F811
+    agent_id = make_agent(caller)
+    channel = agent_channel(caller, agent_id)
+    body = {"name": "Buy", "examples": ["I want to buy the pro plan"], "action": "reply",
+            "reply_text": "Great!"}  # fmt: skip
+    intention = data(caller.post(f"/v1/agents/{agent_id}/intentions", json=body), 201)
+    rule = make_rule(caller, "intention_matched", 35, intention_id=intention["id"])
+    data(caller.patch("/v1/leads/settings", json={"auto_create_leads": True}))
+    first = customer_says(channel["id"], "hello there", at(0))
+    run_replies(at(2))
+    [lead] = caller.get("/v1/leads").get_json()["data"]
+    assert lead["score"] == 0 and lead["contact_id"] == first.contact_id
+    customer_says(channel["id"], "i want to buy the pro plan", at(10))
+    run_replies(at(12))
+    scored = lead_of(caller, lead["id"])
+    assert scored["score"] == 35
+    assert scored["score_reasons"][0]["rule_id"] == rule["id"]
+    customer_says(channel["id"], "I want to buy the pro plan, really", at(20))
+    run_replies(at(22))
+    assert lead_of(caller, lead["id"])["score"] == 35  # a fact, counted once
 
 
 def test_rules_are_checked_for_their_kind(caller, other):

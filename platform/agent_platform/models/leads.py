@@ -11,7 +11,6 @@ from .tenancy import Workspace
 STATUSES = ("new", "contacted", "qualified", "unqualified", "converted")
 # Statuses a score past the threshold qualifies automatically.
 QUALIFIABLE = ("new", "contacted")
-SOURCES = ("api", "whatsapp", "telegram", "email", "website")
 RULE_KINDS = (
     "messages_received",
     "replied_within",
