@@ -109,6 +109,9 @@ def test_listing_is_paginated_and_sorted(caller):
     assert first["pagination"] == {"page": 1, "limit": 2, "total": 5, "total_pages": 3}
     last = query(caller, "?limit=2&page=3&sort=created_at&order=asc")
     assert [i["id"] for i in last["data"]] == made[4:]
+    customer(channel["id"], 1, "Me again", now=T0 + timedelta(hours=1))
+    latest_first = [i["id"] for i in query(caller)["data"]]  # updated_at, desc
+    assert latest_first == [made[1], made[4], made[3], made[2], made[0]]
 
 
 def test_bad_filters_are_400_naming_them(caller):
