@@ -23,8 +23,8 @@ RULE_KINDS = (
 class Lead(TimestampedModel, WorkspaceScoped):
     """One per contact. `facts` holds what scoring reads that is not on the
     contact (messages received, the fastest reply, intentions matched,
-    appointments booked), kept
-    up to date as they happen, so a score is recomputed from one row."""
+    appointments booked), kept up to date as they happen, so a score is
+    recomputed from one row."""
 
     workspace = ForeignKeyField(Workspace, backref="leads", on_delete="CASCADE", index=False)
     contact = ForeignKeyField(Contact, backref="leads", on_delete="CASCADE")
