@@ -342,8 +342,11 @@ def test_listing_filters_and_orders_by_start(caller):
     late = book(caller, person, soon(days=3))
     early = book(caller, someone, soon(days=2))
     data(caller.post(f"/v1/appointments/{late['id']}/cancel", json={}))
-    listed = data(caller.get("/v1/appointments"))
+    by_start = {"sort": "start_at", "order": "asc"}
+    listed = data(caller.get("/v1/appointments", query_string=by_start))
     assert [item["id"] for item in listed] == [early["id"], late["id"]]
+    newest_first = data(caller.get("/v1/appointments"))  # as every listing
+    assert [item["id"] for item in newest_first] == [early["id"], late["id"]]
     only = data(caller.get("/v1/appointments", query_string={"status": "canceled"}))
     assert [item["id"] for item in only] == [late["id"]]
     mine = data(caller.get("/v1/appointments", query_string={"contact_id": someone}))

@@ -35,6 +35,9 @@ def settings(tmp_path, graph):
         "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
         "WEBHOOKS_ALLOWED_PORTS": [],
         "MCP_ALLOW_PRIVATE_URLS": True,
+        # Four pages past the maximum for each of the 30-odd listings, from one
+        # key: more than the default 100 a minute (the limit is tested elsewhere).
+        "RATE_LIMIT_REQUESTS": 10_000,
     }
 
 

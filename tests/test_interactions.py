@@ -109,6 +109,9 @@ def test_listing_is_paginated_and_sorted(caller):
     assert first["pagination"] == {"page": 1, "limit": 2, "total": 5, "total_pages": 3}
     last = query(caller, "?limit=2&page=3&sort=created_at&order=asc")
     assert [i["id"] for i in last["data"]] == made[4:]
+    customer(channel["id"], 1, "Me again", now=T0 + timedelta(hours=1))
+    latest_first = [i["id"] for i in query(caller)["data"]]  # updated_at, desc
+    assert latest_first == [made[1], made[4], made[3], made[2], made[0]]
 
 
 def test_bad_filters_are_400_naming_them(caller):
@@ -155,6 +158,18 @@ def test_another_workspace_neither_sees_nor_closes_them(caller, other):
     outcome = data(other.post("/v1/interactions/close", json={"conversation_ids": [a]}))
     assert outcome == {"closed": [], "already_closed": [], "not_found": [a]}
     assert data(caller.get(f"/v1/interactions/{a}"))["status"] == "open"
+    contact_id = data(caller.get(f"/v1/interactions/{a}"))["contact_id"]
+    caller.post("/v1/leads", json={"contact_id": contact_id})
+    for params in (
+        f"?channel_id={channel['id']}",
+        f"?contact_id={contact_id}",
+        "?lead_status=new",
+        "?channel_type=whatsapp&unread=true&q=Oi",
+    ):
+        assert other.get(f"/v1/interactions{params}").get_json()["data"] == [], params
+    theirs = customer(make_channel(other, settings=WA_SETTINGS)["id"], 2)
+    assert ids(query(other, "?q=Oi&unread=true")) == [theirs]
+    assert ids(query(caller, "?q=Oi&unread=true")) == [a]
 
 
 def test_interaction_routes_need_their_scopes(make_caller):

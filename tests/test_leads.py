@@ -5,7 +5,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from agent_platform.services import scoring
 from conftest import assert_error
 from conversations_helpers import (
     WA_SETTINGS,
@@ -18,6 +17,7 @@ from conversations_helpers import (
     send,
     setup_chat,
 )
+from replies_helpers import agent_channel, at, customer_says, fake, make_agent, run_replies  # noqa: F401
 
 T0 = datetime(2026, 3, 2, 9, 0)
 
@@ -131,24 +131,26 @@ def test_custom_field_values_score_when_the_contact_changes(caller):
     assert lead_of(caller, lead["id"])["score"] == 0
 
 
-def test_a_matched_intention_is_a_fact_scoring_counts(caller, app):
-    contact = make_contact(caller, name="Rita", phone="+5511955556666")
-    agent_id = data(caller.post("/v1/agents", json={"name": "Ana"}), 201)["id"]
-    intention = data(
-        caller.post(
-            f"/v1/agents/{agent_id}/intentions",
-            json={"name": "Buy", "examples": ["I want to buy"], "action": "reply",
-                  "reply_text": "Great!"},
-        ),
-        201,
-    )  # fmt: skip
-    make_rule(caller, "intention_matched", 35, intention_id=intention["id"])
-    lead = make_lead(caller, contact["id"])
-    from agent_platform.db import transaction
-
-    with transaction():
-        scoring.on_intention(caller.workspace_id, contact["id"], intention["id"], T0)
-    assert lead_of(caller, lead["id"])["score"] == 35
+def test_an_intention_the_agent_matches_scores_the_lead(caller, fake):  # noqa: F811
+    agent_id = make_agent(caller)
+    channel = agent_channel(caller, agent_id)
+    body = {"name": "Buy", "examples": ["I want to buy the pro plan"], "action": "reply",
+            "reply_text": "Great!"}  # fmt: skip
+    intention = data(caller.post(f"/v1/agents/{agent_id}/intentions", json=body), 201)
+    rule = make_rule(caller, "intention_matched", 35, intention_id=intention["id"])
+    data(caller.patch("/v1/leads/settings", json={"auto_create_leads": True}))
+    first = customer_says(channel["id"], "hello there", at(0))
+    run_replies(at(2))
+    [lead] = caller.get("/v1/leads").get_json()["data"]
+    assert lead["score"] == 0 and lead["contact_id"] == first.contact_id
+    customer_says(channel["id"], "i want to buy the pro plan", at(10))
+    run_replies(at(12))
+    scored = lead_of(caller, lead["id"])
+    assert scored["score"] == 35
+    assert scored["score_reasons"][0]["rule_id"] == rule["id"]
+    customer_says(channel["id"], "I want to buy the pro plan, really", at(20))
+    run_replies(at(22))
+    assert lead_of(caller, lead["id"])["score"] == 35  # a fact, counted once
 
 
 def test_rules_are_checked_for_their_kind(caller, other):
@@ -283,8 +285,20 @@ def test_another_workspace_sees_no_lead_of_this_one(caller, other):
         ("GET", f"/v1/leads/{lead['id']}/adjustments"),
     ]:
         assert_error(other.request(method, path, json={"notes": "x"}), 404, "LEAD_NOT_FOUND")
-    response = other.get(f"/v1/leads/scoring-rules/{rule['id']}")
-    assert_error(response, 404, "SCORING_RULE_NOT_FOUND")
+    adjust = {"points": 50, "reason": "x"}
+    adjusted = other.post(f"/v1/leads/{lead['id']}/adjustments", json=adjust)
+    assert_error(adjusted, 404, "LEAD_NOT_FOUND")
+    data(other.post("/v1/pipeline/columns", json={"name": "Theirs", "probability": 5}), 201)
+    deal = {"value": "1.00", "currency": "EUR"}
+    converted = other.post(f"/v1/leads/{lead['id']}/convert", json=deal)
+    assert_error(converted, 404, "LEAD_NOT_FOUND")
+    for method in ("GET", "PATCH", "DELETE"):
+        path = f"/v1/leads/scoring-rules/{rule['id']}"
+        response = other.request(method, path, json={"points": 99})
+        assert_error(response, 404, "SCORING_RULE_NOT_FOUND")
+    assert data(caller.get(f"/v1/leads/scoring-rules/{rule['id']}"))["points"] == 5
+    assert caller.get(f"/v1/leads/{lead['id']}/adjustments").get_json()["data"] == []
+    assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
     assert other.get("/v1/leads").get_json()["pagination"]["total"] == 0
     assert other.get("/v1/leads/scoring-rules").get_json()["pagination"]["total"] == 0
     assert lead_of(caller, lead["id"])["notes"] == ""
@@ -294,3 +308,25 @@ def test_lead_routes_need_their_scopes(make_caller):
     reader = make_caller(scopes=["leads:read"])
     assert_error(reader.post("/v1/leads", json={}), 403, "INSUFFICIENT_SCOPE", "leads:write")
     assert reader.get("/v1/leads").status_code == 200
+
+
+def test_converting_needs_pipeline_write_too_as_it_creates_an_opportunity(make_caller, client):
+    admin = make_caller()
+    data(admin.post("/v1/pipeline/columns", json={"name": "New", "probability": 10}), 201)
+    lead = make_lead(admin, make_contact(admin, name="Rita", phone="+5511955556666")["id"])
+    body = {"value": "10.00", "currency": "EUR"}
+    path = f"/v1/leads/{lead['id']}/convert"
+    for scopes, lacking in (
+        (["leads:read", "leads:write"], "pipeline:write"),
+        (["pipeline:read", "pipeline:write"], "leads:write"),
+    ):
+        narrow = make_caller(scopes=scopes, workspace_id=admin.workspace_id)
+        assert_error(narrow.post(path, json=body), 403, "INSUFFICIENT_SCOPE", lacking)
+    assert lead_of(admin, lead["id"])["status"] == "new"
+    assert admin.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
+    both = make_caller(scopes=["leads:write", "pipeline:write"], workspace_id=admin.workspace_id)
+    assert data(both.post(path, json=body), 201)["lead"]["status"] == "converted"
+    operation = client.get("/openapi.json").get_json()["paths"]["/v1/leads/{lead_id}/convert"]
+    assert operation["post"]["x-required-scope"] == "leads:write"
+    assert operation["post"]["x-also-required-scopes"] == ["pipeline:write"]
+    assert {"ApiKeyHeader": ["leads:write", "pipeline:write"]} in operation["post"]["security"]

@@ -35,15 +35,20 @@ def move(caller, opportunity_id, column_id, **values):
     return caller.post(f"/v1/opportunities/{opportunity_id}/move", json=body)
 
 
+BOARD = "/v1/pipeline/columns?sort=position&order=asc"
+
+
 def test_columns_are_ordered_and_reordered_in_one_call(caller):
     columns = pipeline(caller)
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["New", "Proposal", "Won", "Lost"]
     assert [c["position"] for c in listed] == [0, 1, 2, 3]
+    newest_first = caller.get("/v1/pipeline/columns").get_json()["data"]
+    assert [c["name"] for c in newest_first] == ["Lost", "Won", "Proposal", "New"]
     order = [columns[name]["id"] for name in ("proposal", "new", "lost", "won")]
     reordered = data(caller.put("/v1/pipeline/columns/order", json={"column_ids": order}))
     assert [c["id"] for c in reordered] == order
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["Proposal", "New", "Lost", "Won"]
     assert "pipeline.reordered" in event_names(caller.workspace_id)
 
@@ -54,7 +59,7 @@ def test_a_reorder_must_name_every_column_once(caller):
     for wrong in (ids[:3], [*ids, ids[0]], [*ids[:3], "0190b0a0-0000-7000-8000-000000000000"]):
         response = caller.put("/v1/pipeline/columns/order", json={"column_ids": wrong})
         assert_error(response, 400, "VALIDATION_ERROR", "column_ids")
-    listed = caller.get("/v1/pipeline/columns").get_json()["data"]
+    listed = caller.get(BOARD).get_json()["data"]
     assert [c["name"] for c in listed] == ["New", "Proposal", "Won", "Lost"]
 
 
@@ -111,12 +116,14 @@ def test_moves_keep_a_history_and_won_or_lost_follow_the_column(caller):
     data(move(caller, opportunity["id"], columns["proposal"]["id"]))
     won = data(move(caller, opportunity["id"], columns["won"]["id"]))
     assert won["status"] == "won" and won["closed_at"]
-    history = caller.get(f"/v1/opportunities/{opportunity['id']}/history").get_json()["data"]
+    path = f"/v1/opportunities/{opportunity['id']}/history"
+    history = caller.get(f"{path}?order=asc").get_json()["data"]
     assert [(h["from_column_id"], h["to_column_name"]) for h in history] == [
         (None, "New"),
         (columns["new"]["id"], "Proposal"),
         (columns["proposal"]["id"], "Won"),
     ]
+    assert caller.get(path).get_json()["data"] == history[::-1]  # the latest move first
     assert all(h["moved_at"].endswith("Z") and h["actor"] for h in history)
     lost = data(move(caller, opportunity["id"], columns["lost"]["id"], lost_reason="budget"))
     assert (lost["status"], lost["lost_reason"]) == ("lost", "budget")
@@ -279,6 +286,38 @@ def test_another_workspace_reaches_no_column_or_opportunity(caller, other):
     summary = data(other.get("/v1/pipeline/summary"))
     assert [c["name"] for c in summary["columns"]] == ["Theirs"] and summary["totals"] == []
     assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 0
+
+
+def test_ids_of_another_workspace_in_a_body_or_query_are_404(caller, other):
+    columns = pipeline(caller)
+    contact = make_contact(caller, name="Rita", phone="+5511955556666")
+    lead = data(caller.post("/v1/leads", json={"contact_id": contact["id"]}), 201)
+    theirs = column(other, "Theirs", 50)
+    their_deal = deal(other)
+    body = {"title": "x", "value": "1.00", "currency": "EUR"}
+    for name, value, code in (
+        ("contact_id", contact["id"], "CONTACT_NOT_FOUND"),
+        ("lead_id", lead["id"], "LEAD_NOT_FOUND"),
+    ):
+        made = other.post("/v1/opportunities", json={**body, name: value})
+        assert_error(made, 404, code)
+        changed = other.patch(f"/v1/opportunities/{their_deal['id']}", json={name: value})
+        assert_error(changed, 404, code)
+    dropped = other.delete(f"/v1/pipeline/columns/{theirs['id']}?move_to={columns['new']['id']}")
+    assert_error(dropped, 404, "PIPELINE_COLUMN_NOT_FOUND")
+    order = [theirs["id"], columns["new"]["id"]]
+    mixed = other.put("/v1/pipeline/columns/order", json={"column_ids": order})
+    assert_error(mixed, 400, "VALIDATION_ERROR", "column_ids")
+    converted = caller.post(f"/v1/leads/{lead['id']}/convert", json={
+        "value": "1.00", "currency": "EUR", "column_id": theirs["id"]})  # fmt: skip
+    assert_error(converted, 404, "PIPELINE_COLUMN_NOT_FOUND")
+    listed = other.get(f"/v1/opportunities?contact_id={contact['id']}").get_json()
+    assert listed["pagination"]["total"] == 0
+    assert data(caller.get(f"/v1/leads/{lead['id']}"))["status"] == "new"
+    kept = data(other.get(f"/v1/opportunities/{their_deal['id']}"))
+    assert (kept["contact_id"], kept["lead_id"]) == (None, None)
+    assert other.get("/v1/opportunities").get_json()["pagination"]["total"] == 1
+    assert data(other.get(f"/v1/pipeline/columns/{theirs['id']}"))["name"] == "Theirs"
 
 
 def test_pipeline_routes_need_their_scopes(make_caller):

@@ -3,6 +3,7 @@ message makes a lead, its score qualifies it, it converts, and the deal is won."
 
 from datetime import datetime, timedelta
 
+from agent_platform.models.base import utcnow
 from conversations_helpers import WA_SETTINGS, data, event_names, inbound, make_channel, send
 
 
@@ -20,6 +21,7 @@ def test_a_lead_becomes_a_won_deal(caller):
          "params": {"at_least": 3}},
         {"name": "Answers fast", "kind": "replied_within", "points": 20,
          "params": {"seconds": 600}},
+        {"name": "Booked a visit", "kind": "appointment_booked", "points": 20, "params": {}},
     ):  # fmt: skip
         data(caller.post("/v1/leads/scoring-rules", json=rule), 201)
     settings = {"qualify_threshold": 50, "auto_create_leads": True}
@@ -42,11 +44,19 @@ def test_a_lead_becomes_a_won_deal(caller):
     assert (lead["score"], lead["status"]) == (50, "qualified")
     assert [reason["name"] for reason in lead["score_reasons"]] == ["Keeps writing", "Answers fast"]
 
+    # The customer books a visit.
+    start = (utcnow() + timedelta(days=3)).replace(microsecond=0)
+    visit = {"contact_id": lead["contact_id"], "start_at": start.isoformat() + "Z",
+             "end_at": (start + timedelta(hours=1)).isoformat() + "Z"}  # fmt: skip
+    data(caller.post("/v1/appointments", json=visit), 201)
+    lead = data(caller.get(f"/v1/leads/{lead['id']}"))
+    assert lead["score"] == 70 and lead["score_reasons"][-1]["kind"] == "appointment_booked"
+
     adjusted = caller.post(
         f"/v1/leads/{lead['id']}/adjustments",
         json={"points": 15, "reason": "asked for a quote by phone"},
     )
-    assert data(adjusted, 201)["score"] == 65
+    assert data(adjusted, 201)["score"] == 85
 
     # 4. Convert.
     body = {"value": "4800.00", "currency": "BRL", "expected_close_date": "2026-04-30"}
@@ -65,7 +75,7 @@ def test_a_lead_becomes_a_won_deal(caller):
     data(caller.post(f"{path}/move", json={"column_id": columns["Proposal"]}))
     won = data(caller.post(f"{path}/move", json={"column_id": columns["Won"]}))
     assert won["status"] == "won"
-    history = caller.get(f"{path}/history").get_json()["data"]
+    history = caller.get(f"{path}/history?order=asc").get_json()["data"]
     assert [move["to_column_name"] for move in history] == ["New", "Proposal", "Won"]
 
     # 6. The dashboard's figures.

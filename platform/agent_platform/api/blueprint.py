@@ -93,30 +93,36 @@ def _nothing_to_change(req, loaded=core.missing):
 class ApiBlueprint(Blueprint):
     ARGUMENTS_PARSER = ApiParser()
 
-    def scope(self, name, *also):
+    def scope(self, name, *also, plus=()):
         """Declare the scope an operation needs; the request pipeline enforces it.
 
         `also` names the scopes the spec's variant listing lets stand in for
         it (`agents:write` also covers deleting agents): any one of them will do.
+        `plus` names scopes needed as well, for an operation that writes what
+        another scope guards (converting a lead creates an opportunity).
         """
         accepted = (name, *also)
-        for scope in accepted:
+        for scope in (*accepted, *plus):
             if scope not in SCOPES and scope != ANY_SCOPE:
                 raise ValueError(f"unknown scope {scope}")
         if name == ANY_SCOPE:
             needs, security = "any valid API key", [{"ApiKeyHeader": []}, {"BearerAuth": []}]
         else:
             needs = " or ".join(f"scope `{scope}`" for scope in accepted)
-            security = [{scheme: [scope]} for scope in accepted for scheme in _SCHEMES]
+            needs += "".join(f" and scope `{scope}`" for scope in plus)
+            security = [{scheme: [scope, *plus]} for scope in accepted for scheme in _SCHEMES]
 
         def decorator(func):
             func = self.errors(*AUTH_ERRORS)(func)
             func._required_scope = name
             func._accepted_scopes = accepted
+            func._also_required_scopes = tuple(plus)
             _add_doc(func, security=security, description=f"Requires {needs}.")
             func._apidoc["manual_doc"]["x-required-scope"] = name
             if also:
                 func._apidoc["manual_doc"]["x-accepted-scopes"] = list(accepted)
+            if plus:
+                func._apidoc["manual_doc"]["x-also-required-scopes"] = list(plus)
             return func
 
         return decorator

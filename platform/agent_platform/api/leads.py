@@ -103,7 +103,7 @@ class QualifyLead(MethodView):
 
 @blp.route("/<lead_id>/convert")
 class ConvertLead(MethodView):
-    @blp.scope("leads:write")
+    @blp.scope("leads:write", plus=("pipeline:write",))
     @blp.arguments(ConvertSchema)
     @blp.response(201, ConversionSchema)
     @blp.errors(400, 404, 409)

@@ -97,7 +97,7 @@ def _access(app, endpoint, method):
         public = is_public(endpoint, method)
         handler = None if public else view_method(endpoint, method)
         scopes = getattr(handler, "_accepted_scopes", None)
-        known[endpoint, method] = (public, scopes)
+        known[endpoint, method] = (public, scopes, getattr(handler, "_also_required_scopes", ()))
     return known[endpoint, method]
 
 
@@ -106,14 +106,14 @@ def authorize(req, request_globals, app):
         return
     # HEAD is GET without the body: the same key, scope and status.
     method = "GET" if req.method == "HEAD" else req.method
-    public, scopes = _access(app, req.endpoint, method)
+    public, scopes, also_required = _access(app, req.endpoint, method)
     if public:
         return
     api_key = keys.authenticate(_presented_key(req.environ))
     request_globals.api_key = api_key
     request_globals.workspace_id = api_key.workspace_id
     _rate_limit(app, api_key, request_globals)
-    _check_scope(api_key, scopes)
+    _check_scope(api_key, scopes, also_required)
     _check_workspace(api_key, req.view_args or {})
 
 
@@ -144,8 +144,9 @@ def _rate_limit(app, api_key, request_globals):
         )
 
 
-def _check_scope(api_key, scopes):
-    """`scopes`: those of which the key needs any one (the spec's variants)."""
+def _check_scope(api_key, scopes, also_required=()):
+    """`scopes`: those of which the key needs any one (the spec's variants);
+    `also_required`: those it needs as well, every one."""
     if scopes is None:
         # Every authenticated operation declares a scope (a test walks the
         # routes); failing closed keeps a forgotten declaration harmless.
@@ -155,6 +156,9 @@ def _check_scope(api_key, scopes):
         raise Forbidden(
             f"This API key lacks the scope {' or '.join(scopes)}.", code="INSUFFICIENT_SCOPE"
         )
+    for scope in also_required:
+        if scope not in held:
+            raise Forbidden(f"This API key lacks the scope {scope}.", code="INSUFFICIENT_SCOPE")
 
 
 def _check_workspace(api_key, view_args):

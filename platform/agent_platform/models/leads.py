@@ -11,14 +11,20 @@ from .tenancy import Workspace
 STATUSES = ("new", "contacted", "qualified", "unqualified", "converted")
 # Statuses a score past the threshold qualifies automatically.
 QUALIFIABLE = ("new", "contacted")
-SOURCES = ("api", "whatsapp", "telegram", "email", "website")
-RULE_KINDS = ("messages_received", "replied_within", "intention_matched", "custom_field_value")
+RULE_KINDS = (
+    "messages_received",
+    "replied_within",
+    "intention_matched",
+    "custom_field_value",
+    "appointment_booked",
+)
 
 
 class Lead(TimestampedModel, WorkspaceScoped):
     """One per contact. `facts` holds what scoring reads that is not on the
-    contact (messages received, the fastest reply, intentions matched), kept
-    up to date as they happen, so a score is recomputed from one row."""
+    contact (messages received, the fastest reply, intentions matched,
+    appointments booked), kept up to date as they happen, so a score is
+    recomputed from one row."""
 
     workspace = ForeignKeyField(Workspace, backref="leads", on_delete="CASCADE", index=False)
     contact = ForeignKeyField(Contact, backref="leads", on_delete="CASCADE")

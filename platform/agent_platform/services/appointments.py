@@ -16,7 +16,7 @@ from ..models import Appointment, AppointmentReminder, Conversation
 from ..models.appointments import ACTIVE_STATUSES
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import agents, appointment_calendar, contacts, formats
+from . import agents, appointment_calendar, contacts, formats, scoring
 
 MAX_LENGTH = timedelta(hours=24)
 # How far ahead an appointment may be: its times, with any buffer and in any
@@ -101,6 +101,7 @@ def create_appointment(workspace_id, values, now=None):
         data = formats.jsonable(render(appointment))
         emit(workspace_id, "appointment.created", data, now=now)
         emit(workspace_id, "appointment.scheduled", data, now=now)
+        scoring.on_appointment(workspace_id, contact.id, now)  # the lead's appointment_booked
         return render(appointment)
 
 
@@ -149,6 +150,7 @@ def cancel(workspace_id, appointment_id, reason=None, now=None):
         data = formats.jsonable(render(appointment))
         emit(workspace_id, "appointment.cancelled", data, now=now)
         emit(workspace_id, "appointment.canceled", data, now=now)
+        scoring.on_appointment(workspace_id, appointment.contact_id, now)
         return render(appointment)
 
 

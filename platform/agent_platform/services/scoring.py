@@ -2,10 +2,10 @@
 platform already knows, recomputed when a fact changes.
 
 A lead's facts that are not on its contact (messages received, the fastest
-reply, intentions matched) live on the lead row and are updated as they
-happen (on_inbound, on_intention); custom field values are read from the
-contact. Recomputing thus reads one lead, one contact and the workspace's
-few rules: never a scan of messages per request.
+reply, intentions matched, appointments booked) live on the lead row and are
+updated as they happen (on_inbound, on_intention, on_appointment); custom
+field values are read from the contact. Recomputing thus reads one lead, one
+contact and the workspace's few rules: never a scan of messages per request.
 """
 
 from ..events import emit
@@ -22,18 +22,32 @@ def render(lead):
 
 def satisfied(rule, facts, contact):
     """Whether the rule's fact holds for the lead."""
-    params = rule.params
-    if rule.kind == "messages_received":
-        return facts.get("messages_received", 0) >= params["at_least"]
-    if rule.kind == "replied_within":
-        fastest = facts.get("fastest_reply_seconds")
-        return fastest is not None and fastest <= params["seconds"]
-    if rule.kind == "intention_matched":
-        return params["intention_id"] in facts.get("intentions", [])
+    return _HOLDS[rule.kind](rule.params, facts, contact)
+
+
+def _replied_within(params, facts, contact):
+    fastest = facts.get("fastest_reply_seconds")
+    return fastest is not None and fastest <= params["seconds"]
+
+
+def _field_holds(params, facts, contact):
     value = (contact.custom_fields if contact else {}).get(params["custom_field_id"])
     if isinstance(value, list):
         return params["value"] in value
     return value is not None and value == params["value"]
+
+
+_HOLDS = {
+    "messages_received": lambda params, facts, contact: (
+        facts.get("messages_received", 0) >= params["at_least"]
+    ),
+    "replied_within": _replied_within,
+    "intention_matched": lambda params, facts, contact: (
+        params["intention_id"] in facts.get("intentions", [])
+    ),
+    "custom_field_value": _field_holds,
+    "appointment_booked": lambda params, facts, contact: facts.get("appointments_booked", 0) > 0,
+}
 
 
 def scored(lead, rules):
@@ -96,7 +110,8 @@ def history_facts(contact_id):
         'JOIN "conversation" AS "c" ON "c"."id" = "m"."conversation_id" '
         'WHERE "c"."contact_id" = ? ORDER BY "m"."conversation_id", "m"."created_at", "m"."id"'
     )
-    facts, previous = {"messages_received": 0, "intentions": []}, None
+    facts = {"messages_received": 0, "intentions": [], "appointments_booked": _booked(contact_id)}
+    previous = None
     for conversation_id, direction, created_at, intention_id in fastsql.execute(sql, contact_id):
         created_at = Message.created_at.python_value(created_at)
         if direction == "inbound":
@@ -150,3 +165,23 @@ def on_contact_changed(contact, now):
     lead = Lead.of_contact(contact.workspace_id, contact.id)
     if lead is not None:
         recompute(lead, now)
+
+
+# The contact's appointments that still count as booked (index on contact_id).
+_BOOKED = 'SELECT count(*) FROM "appointment" WHERE "contact_id" = ? AND "status" != \'canceled\''
+
+
+def _booked(contact_id):
+    return fastsql.scalar(_BOOKED, contact_id)
+
+
+def on_appointment(workspace_id, contact_id, now):
+    """An appointment of the contact was booked or canceled: count again
+    the ones that stand. Call inside the transaction that changed it."""
+    lead = Lead.of_contact(workspace_id, contact_id)
+    if lead is None:
+        return
+    booked = _booked(contact_id)
+    if booked != lead.facts.get("appointments_booked", 0):
+        lead.facts = {**lead.facts, "appointments_booked": booked}
+        recompute(lead, now, save=True)

@@ -6,7 +6,8 @@ Kinds and their params:
   intention_matched   {"intention_id": id}     the agent matched that intention
   custom_field_value  {"custom_field_id": id,  the contact's field holds the value
                        "value": v}             (a multiselect: contains it)
-"Appointment booked" is not a kind yet: appointments are not in this service.
+  appointment_booked  {}                       the contact has an appointment that is
+                                               not canceled (scheduled, rescheduled or done)
 """
 
 from ..db import transaction
@@ -22,6 +23,7 @@ PARAMS = {
     "replied_within": ("seconds",),
     "intention_matched": ("intention_id",),
     "custom_field_value": ("custom_field_id", "value"),
+    "appointment_booked": (),
 }
 
 

@@ -95,8 +95,7 @@ class CancelSchema(ma.Schema):
 
 
 class AppointmentListQuery(ListQuery):
-    SORT_FIELDS = ("start_at", "created_at", "updated_at")
-    DEFAULT_ORDER = "asc"
+    SORT_FIELDS = ("created_at", "start_at", "updated_at")
 
     status = fields.String(validate=validate.OneOf(STATUSES))
     agent_id = fields.UUID()

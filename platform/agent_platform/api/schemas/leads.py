@@ -1,14 +1,17 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...models.leads import RULE_KINDS, SOURCES, STATUSES
+from ...models.leads import RULE_KINDS, STATUSES
 from ...services.leads import SETTABLE_STATUSES
 from ..pagination import ListQuery
+from .channels import CHANNEL_TYPES
 from .common import Name, UtcDateTime
 from .opportunities import OpportunityCreateSchema, OpportunitySchema
 from .rendered import RenderedSchema
 
 POINTS = validate.Range(min=-100, max=100)
+# api, or the type of the channel whose first inbound conversation made the lead.
+SOURCES = ("api", *CHANNEL_TYPES)
 
 
 class ScoreReasonSchema(ma.Schema):
@@ -152,7 +155,6 @@ class ScoringRuleUpdateSchema(ScoringRuleCreateSchema):
 
 class ScoringRuleListQuery(ListQuery):
     SORT_FIELDS = ("created_at", "updated_at")
-    DEFAULT_ORDER = "asc"
 
     is_active = fields.Boolean()
 

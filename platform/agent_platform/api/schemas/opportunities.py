@@ -38,8 +38,9 @@ class ColumnUpdateSchema(ColumnCreateSchema):
 
 
 class ColumnListQuery(ListQuery):
-    SORT_FIELDS = ("position", "created_at")
-    DEFAULT_ORDER = "asc"
+    """Newest first, as every listing; `sort=position&order=asc` is the board's order."""
+
+    SORT_FIELDS = ("created_at", "position")
 
 
 class ReorderSchema(ma.Schema):
@@ -148,8 +149,9 @@ class MoveRecordSchema(RenderedSchema):
 
 
 class MoveListQuery(ListQuery):
+    """The latest move first, as every listing; `order=asc` reads first to last."""
+
     SORT_FIELDS = ("moved_at",)
-    DEFAULT_ORDER = "asc"
 
 
 class FiguresSchema(ma.Schema):
