@@ -23,10 +23,8 @@ MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 @pytest.fixture
 def settings(tmp_path, graph):
     # As whatsapp_helpers', and the seeded webhook and MCP server of
-    # fuzz_seed may point at a closed loopback port; one key asks every
-    # listing four times, more requests than a minute's default allows.
+    # fuzz_seed may point at a closed loopback port.
     return {
-        "RATE_LIMIT_REQUESTS": 10_000,
         "DATABASE_PATH": str(tmp_path / "test.db"),
         "WHATSAPP_GRAPH_API_BASE": graph.base,
         "WHATSAPP_TIMEOUT_SECONDS": 2,
