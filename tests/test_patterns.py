@@ -37,6 +37,8 @@ CATASTROPHIC = [
 ]
 # What makes backtracking engines explode: long runs that almost match.
 HOSTILE = ("a" * 4000) + "!" + ("1a " * 1000) + ("x" * 3000) + "!"
+# CPU time of the matching thread: what a pattern costs, whatever else the
+# machine runs meanwhile (wall time failed under a loaded full suite).
 LIMIT_SECONDS = 0.050
 
 
@@ -57,13 +59,13 @@ def test_the_hostile_message_is_ten_kilobytes():
 @pytest.mark.parametrize("pattern", CATASTROPHIC)
 def test_a_catastrophic_pattern_is_saved_and_matches_in_milliseconds(caller, agent_id, pattern):
     data(rule(caller, agent_id, pattern), 201)
-    started = time.perf_counter()
+    started = time.thread_time()
     routing.match_transfer_rule(agent_id, HOSTILE)
-    assert time.perf_counter() - started < LIMIT_SECONDS
+    assert time.thread_time() - started < LIMIT_SECONDS
     compiled = patterns.compiled(pattern)
-    started = time.perf_counter()
+    started = time.thread_time()
     compiled.search(HOSTILE)  # the whole 10 kB, not only the part rules look at
-    assert time.perf_counter() - started < LIMIT_SECONDS
+    assert time.thread_time() - started < LIMIT_SECONDS
 
 
 def test_the_reply_engine_answers_a_hostile_message_promptly(caller, agent_id, fake):  # noqa: F811
