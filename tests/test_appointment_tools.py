@@ -5,9 +5,11 @@ reschedules and cancels for the customer of the conversation."""
 
 import json
 
+import mcp_types as types
 import pytest
 
 from conversations_helpers import data, event_names
+from mcp_helpers import TOOLS, RunningMcpServer
 from openai_stub import OpenAIStub, answer, tool_calls
 from replies_helpers import (
     agent_channel,
@@ -32,7 +34,11 @@ TOOL_NAMES = {
 
 @pytest.fixture
 def settings(tmp_path):
-    return {"DATABASE_PATH": str(tmp_path / "test.db"), "REPLIES_MAX_TOOL_STEPS": 3}
+    return {
+        "DATABASE_PATH": str(tmp_path / "test.db"),
+        "REPLIES_MAX_TOOL_STEPS": 3,
+        "MCP_ALLOW_PRIVATE_URLS": True,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -180,3 +186,44 @@ def test_without_availability_no_appointment_tool_is_offered(caller, fake, stub)
     run_replies(at(12))
     names = {tool["function"]["name"] for tool in stub.bodies()[1]["tools"]}
     assert names == TOOL_NAMES
+
+
+def test_the_built_in_tools_are_offered_next_to_the_mcp_tools(caller, clinic, stub):
+    """An MCP tool named like a built-in one gives way (a suffix); each call
+    reaches its own side: the MCP server over HTTP, or the calendar."""
+    twin = types.Tool(
+        name="appointments_book",
+        description="The shop's own booking",
+        input_schema={"type": "object", "properties": {"number": {"type": "string"}}},
+    )
+    day = next_monday().date()
+    with RunningMcpServer(json_response=True, tools=[TOOLS[0], twin]) as mcp:
+        server = data(caller.post("/v1/mcp-servers", json={"name": "Shop", "url": mcp.url}), 201)
+        data(caller.post(f"/v1/mcp-servers/{server['id']}/sync"))
+        tools = data(caller.get(f"/v1/mcp-servers/{server['id']}/tools"))
+        chosen = {"tool_ids": [tool["id"] for tool in tools]}
+        data(caller.put(f"/v1/agents/{clinic['agent_id']}/tools", json=chosen))
+        stub.script(
+            tool_calls(
+                ("add", {"a": 2, "b": 3}),
+                ("appointments_book_2", {"number": "A17"}),
+                ("appointments_book", {"start_at": local(day, 9)}),
+            ),
+            answer("Booked."),
+        )
+        message = customer_says(clinic["channel_id"], "Book me Monday at 9", at(0))
+        run_replies(at(2))
+    offered, answered = stub.bodies()
+    names = {tool["function"]["name"] for tool in offered["tools"]}
+    assert names == TOOL_NAMES | {"add", "appointments_book_2"}
+    added, theirs, booked = tool_results(answered)
+    assert (added, theirs) == ("5", "order A17 ships tomorrow")
+    assert json.loads(booked)["start_at"] == local(day, 9)
+    [appointment] = data(caller.get("/v1/appointments"))
+    assert appointment["conversation_id"] == message.conversation_id
+    calls = outbound(message.conversation_id)[-1].metadata["reply"]["tool_calls"]
+    assert [(c["name"], c["server_name"], c["outcome"]) for c in calls] == [
+        ("add", "Shop", "ok"),
+        ("appointments_book", "Shop", "ok"),
+        ("appointments_book", "built-in", "ok"),
+    ]

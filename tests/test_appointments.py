@@ -268,6 +268,7 @@ def test_bad_bookings_and_settings_are_refused_naming_the_field(caller):
         {"time_zone": "../../etc/passwd"},
         {"reminder_offsets_minutes": [0]},
         {"reminder_offsets_minutes": [10**20]},
+        {"reminder_offsets_minutes": [1.5]},  # not rounded to 1
     ):
         refused = caller.put("/v1/appointments/settings", json=body)
         assert_error(refused, 400, "VALIDATION_ERROR", next(iter(body)))
@@ -282,6 +283,11 @@ def test_bad_bookings_and_settings_are_refused_naming_the_field(caller):
             "/v1/appointments/availability", json={"weekly_hours": hours, "slot_minutes": 30}
         )
         assert_error(refused, 400, "VALIDATION_ERROR", problem)
+    for lengths in ({"slot_minutes": 30.5}, {"slot_minutes": 30, "buffer_minutes": 0.5}):
+        refused = caller.put(
+            "/v1/appointments/availability", json={"weekly_hours": NINE_TO_FIVE, **lengths}
+        )
+        assert_error(refused, 400, "VALIDATION_ERROR", list(lengths)[-1])
     assert data(caller.get("/v1/appointments/availability"))["weekly_hours"] == NINE_TO_FIVE
     wide = free(caller, start, start + timedelta(days=31))  # at most 31 days
     assert wide["slots"]
@@ -300,6 +306,8 @@ def test_the_edges_of_the_calendar_are_refused_or_empty_never_an_error(caller):
     refused = book(caller, person, far, 400, end_at="9999-12-30T23:59:59Z")
     assert_error(refused, 400, "VALIDATION_ERROR", "start_at: must be within 10 years")
     assert free(caller, far - timedelta(days=30), far)["slots"] == []
+    last_day = caller.get("/v1/appointments/free-slots", query_string={"from": iso(far)})
+    assert data(last_day)["slots"] == []  # its default end, a week on, is past 9999
     assert free(caller, datetime(1970, 1, 1), datetime(1970, 1, 20))["slots"] == []
     assert data(caller.get("/v1/appointments", query_string={"from": iso(far)})) == []
 
@@ -342,11 +350,14 @@ def test_listing_filters_and_orders_by_start(caller):
     late = book(caller, person, soon(days=3))
     early = book(caller, someone, soon(days=2))
     data(caller.post(f"/v1/appointments/{late['id']}/cancel", json={}))
-    by_start = {"sort": "start_at", "order": "asc"}
-    listed = data(caller.get("/v1/appointments", query_string=by_start))
+    listed = data(caller.get("/v1/appointments"))
+    assert [item["id"] for item in listed] == [early["id"], late["id"]]  # newest booked first
+    agenda = {"sort": "start_at", "order": "asc"}
+    listed = data(caller.get("/v1/appointments", query_string=agenda))
     assert [item["id"] for item in listed] == [early["id"], late["id"]]
-    newest_first = data(caller.get("/v1/appointments"))  # as every listing
-    assert [item["id"] for item in newest_first] == [early["id"], late["id"]]
+    agenda["order"] = "desc"
+    listed = data(caller.get("/v1/appointments", query_string=agenda))
+    assert [item["id"] for item in listed] == [late["id"], early["id"]]
     only = data(caller.get("/v1/appointments", query_string={"status": "canceled"}))
     assert [item["id"] for item in only] == [late["id"]]
     mine = data(caller.get("/v1/appointments", query_string={"contact_id": someone}))

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 
@@ -78,6 +79,54 @@ def test_the_served_app_sends_a_due_reminder_once(tmp_path, peers):  # noqa: F81
         [done] = api.call("GET", f"/v1/appointments/{appointment['id']}/reminders")
         assert done["outcome"] == "sent"
     assert sum("Dental check-up" in text for text in texts_sent(graph)) == 1
+
+
+def test_the_served_app_lets_one_of_racing_bookings_win(tmp_path, peers):  # noqa: F811
+    """Eight customers ask the served process (gunicorn's threads, one
+    SQLite database) for the same slot at the same moment: one 201, seven
+    409 SLOT_TAKEN, one appointment."""
+    graph, receiver = peers
+    environ = settings(tmp_path, graph, receiver)
+    port = free_port()
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        api = Api(base, lines[1].strip())
+        hours = {"weekly_hours": ALL_WEEK, "slot_minutes": 30}
+        api.call("PUT", "/v1/appointments/availability", hours)
+        people = [
+            api.call("POST", "/v1/contacts", {"name": f"P{n}", "phone": f"+1555701440{n}"}, 201)
+            for n in range(8)
+        ]
+        start = (utcnow() + timedelta(days=2)).replace(hour=11, minute=0, second=0, microsecond=0)
+        answers = race(api, [{"contact_id": p["id"], "start_at": iso(start)} for p in people])
+        booked = api.call("GET", "/v1/appointments")
+    assert sorted(status for status, _ in answers) == [201] + [409] * 7
+    assert {body["error"]["code"] for status, body in answers if status == 409} == {"SLOT_TAKEN"}
+    assert len(booked) == 1
+
+
+ALL_WEEK = {
+    day: [{"start": "00:00", "end": "24:00"}]
+    for day in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+}
+
+
+def race(api, bodies):
+    """POST each body from its own thread, all released at once."""
+    barrier, answers = threading.Barrier(len(bodies)), []
+
+    def book(body):
+        barrier.wait()
+        response = requests.post(
+            api.base + "/v1/appointments", json=body, headers=api.headers, timeout=30
+        )
+        answers.append((response.status_code, response.json()))
+
+    threads = [threading.Thread(target=book, args=(body,)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(40)
+    return answers
 
 
 @contextlib.contextmanager

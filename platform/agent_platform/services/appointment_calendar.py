@@ -145,6 +145,11 @@ def _minutes(text):
 # --- free slots --------------------------------------------------------------------------
 
 
+def week_after(moment):
+    """The default end of a period; near the year 9999, the last time there is."""
+    return moment + min(DEFAULT_SPAN, datetime.max - moment)
+
+
 def check_period(start, end):
     if start > end:
         raise ValidationError("from", "must not be after to")
@@ -163,7 +168,7 @@ def free_slots(workspace_id, agent_id=None, start=None, end=None, now=None, excl
         agent_id = agents.live_agent_id(workspace_id, agent_id)
     start = max(start or now, now)
     # Nothing is booked beyond HORIZON: no slot there (and no date overflows).
-    end = min(end or start + DEFAULT_SPAN, now + HORIZON)
+    end = min(end or week_after(start), now + HORIZON)
     start = min(start, end)
     availability = applicable(workspace_id, agent_id)
     if availability is None:
@@ -233,7 +238,7 @@ def local_text(moment, zone):
 def free_slots_view(workspace_id, agent_id=None, start=None, end=None, now=None):
     """free_slots as the API shows them."""
     now = now or utcnow()
-    check_period(start or now, end or (start or now) + DEFAULT_SPAN)
+    check_period(start or now, end or week_after(start or now))
     agent_id = str(agent_id) if agent_id else None
     availability, zone, slots = free_slots(workspace_id, agent_id, start, end, now)
     return {
