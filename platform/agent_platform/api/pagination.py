@@ -24,11 +24,14 @@ class ListQuery(ma.Schema):
     """Subclass per listing: set SORT_FIELDS (first is the default) and add filters.
 
     Every listing defaults to descending order (the spec's default): newest
-    first, as the first sort field is the creation or last-change time.
+    first, as the first sort field is the creation or last-change time. A
+    listing with an order of its own (a board's columns, a calendar, a
+    history) sets DEFAULT_ORDER = "asc" with that field first.
     The loaded dict holds the filters plus `paging`, a PageRequest.
     """
 
     SORT_FIELDS = ("created_at",)
+    DEFAULT_ORDER = "desc"
 
     page = fields.Integer(
         load_default=1,
@@ -45,7 +48,7 @@ class ListQuery(ma.Schema):
     )
     order = fields.String(
         validate=validate.OneOf(("asc", "desc")),
-        metadata={"description": "asc or desc (default desc: newest first)", "default": "desc"},
+        metadata={"description": "asc or desc", "default": "desc"},
     )
     sort = fields.String(metadata={"description": "Field to sort by"})
 
@@ -56,6 +59,8 @@ class ListQuery(ma.Schema):
         sort = self.fields["sort"]
         sort.validators = [validate.OneOf(self.SORT_FIELDS)]
         sort.metadata = {"description": "Field to sort by", "default": self.SORT_FIELDS[0]}
+        order = self.fields["order"]
+        order.metadata = {**order.metadata, "default": self.DEFAULT_ORDER}
 
     @validates_schema
     def check_alias(self, data, **kwargs):
@@ -71,7 +76,7 @@ class ListQuery(ma.Schema):
         data["paging"] = PageRequest(
             page=data.pop("page"),
             limit=limit,
-            order=data.pop("order", "desc"),
+            order=data.pop("order", self.DEFAULT_ORDER),
             sort=data.pop("sort", self.SORT_FIELDS[0]),
         )
         return data

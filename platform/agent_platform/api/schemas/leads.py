@@ -152,7 +152,6 @@ class ScoringRuleUpdateSchema(ScoringRuleCreateSchema):
 
 class ScoringRuleListQuery(ListQuery):
     SORT_FIELDS = ("created_at", "updated_at")
-    DEFAULT_ORDER = "asc"
 
     is_active = fields.Boolean()
 
