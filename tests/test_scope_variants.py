@@ -1,11 +1,20 @@
 """The spec's variant scope listing: agents:write also deletes agents,
 chats:write also sends and deletes messages. Either scope opens the
-operation; a key with neither is 403 naming both."""
+operation; a key with neither is 403 naming both. mcp:write's connections
+and channels:write's settings need no second scope: the one scope opens them.
+"""
 
 import pytest
 
 from conftest import assert_error
-from conversations_helpers import data, make_agent, send, setup_chat
+from conversations_helpers import WA_SETTINGS, data, make_agent, make_channel, send, setup_chat
+from mcp_helpers import RunningMcpServer
+
+
+@pytest.fixture
+def settings(tmp_path):
+    # The MCP server of the connections test is on loopback.
+    return {"DATABASE_PATH": str(tmp_path / "test.db"), "MCP_ALLOW_PRIVATE_URLS": True}
 
 
 @pytest.fixture
@@ -58,6 +67,28 @@ def test_a_variant_scope_opens_nothing_else(caller, make_caller, chat):
     assert_error(response, 403, "INSUFFICIENT_SCOPE", "messages:read")
     agent_only = make_caller(["agents:write"], workspace_id=caller.workspace_id)
     assert_error(agent_only.get("/v1/agents"), 403, "INSUFFICIENT_SCOPE", "agents:read")
+
+
+def test_channels_write_alone_changes_a_channels_settings(caller, make_caller):
+    channel = make_channel(caller, settings=WA_SETTINGS)
+    path = f"/v1/channels/{channel['id']}/settings"
+    writer = make_caller(["channels:write"], workspace_id=caller.workspace_id)
+    assert data(writer.put(path, json={"phone_number_id": "7"}))["phone_number_id"] == "7"
+    reader = make_caller(["channels:read"], workspace_id=caller.workspace_id)
+    error = assert_error(reader.put(path, json={"phone_number_id": "8"}), 403, "INSUFFICIENT_SCOPE")
+    assert "channels:write" in error["message"]
+    assert data(caller.get(path))["phone_number_id"] == "7"
+
+
+def test_mcp_write_alone_connects_to_a_server_and_loads_its_tools(caller, make_caller):
+    writer = make_caller(["mcp:write"], workspace_id=caller.workspace_id)
+    reader = make_caller(["mcp:read"], workspace_id=caller.workspace_id)
+    with RunningMcpServer(json_response=True) as mcp_server:
+        body = {"name": "Tools", "url": mcp_server.url}
+        server = data(writer.post("/v1/mcp-servers", json=body), 201)
+        path = f"/v1/mcp-servers/{server['id']}/sync"
+        assert_error(reader.post(path), 403, "INSUFFICIENT_SCOPE", "mcp:write")
+        assert data(writer.post(path))["tools_count"] == 2
 
 
 def test_openapi_lists_every_accepted_scope(client):

@@ -40,3 +40,16 @@ def test_every_event_has_a_row():
     named = {cells[0].strip("`") for cells in rows() if cells[0].startswith("`")}
     assert sorted(set(EVENTS) - named) == []
     assert sorted(named - set(EVENTS)) == []
+
+
+def test_the_webhooks_page_says_when_each_event_is_raised():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "webhooks.md").read_text()
+    events = page.split("\n## Events\n", 1)[1]
+    said = {}
+    for line in events.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[2] and not cells[2].startswith("---"):
+            for name in re.findall(r"`([a-z_]+\.[a-z_]+)`", cells[1]):
+                said[name] = cells[2]
+    assert sorted(set(EVENTS) - set(said)) == []
+    assert sorted(set(said) - set(EVENTS)) == []

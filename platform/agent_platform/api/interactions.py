@@ -61,7 +61,7 @@ class InteractionMessages(MethodView):
     @blp.response(200, paginated(MessageSchema))
     @blp.errors(400, 404)
     def get(self, query, conversation_id):
-        """An interaction's messages (oldest first unless order=desc)"""
+        """An interaction's messages (newest first unless order=asc)"""
         return messages.list_messages(g.workspace_id, conversation_id, **query)
 
 
