@@ -1,7 +1,7 @@
 """Answer quality of the built-in `knowledge` provider, and its speed.
 
     .venv/bin/python bench/answer_quality.py [--verbose]
-        [--split tune|dev|final|blind|blind2|blind3|blind4|all]
+        [--split tune|dev|final|blind|blind2|blind3|blind4|blind5|all]
 
 The evaluation set is bench/data/answer_quality/*.json: one business per file
 (its language, its trainings, customer messages each labelled with the
@@ -234,7 +234,7 @@ sys.path.insert(0, str(ROOT / "platform"))
 from agent_platform.replies import knowledge  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "answer_quality"
-SPLITS = ("tune", "dev", "final", "blind", "blind2", "blind3", "blind4")
+SPLITS = ("tune", "dev", "final", "blind", "blind2", "blind3", "blind4", "blind5")
 
 
 def load():

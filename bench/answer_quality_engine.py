@@ -13,7 +13,7 @@ as answer_quality.py's (top-1, passages, precision, coverage, abstained);
 they differ from it only where the engine's own steps change the outcome.
 
     .venv/bin/python bench/answer_quality_engine.py
-        [--split tune|dev|final|blind|blind2|blind3|blind4|all]
+        [--split tune|dev|final|blind|blind2|blind3|blind4|blind5|all]
 """
 
 import argparse

@@ -25,7 +25,7 @@ import re
 from .matching import fold
 
 # An answer scoring at least this, with no close runner-up, is given as it is.
-SURE = 0.55
+SURE = 0.65
 # ...a runner-up with another answer scoring over this share of it is close.
 CLOSE_RATIO = 0.6
 # An unanswered message whose best Q&A scores at least this is asked about.
