@@ -108,9 +108,12 @@ def test_a_forged_choice_is_refused_and_nothing_stored(client, site, choice, fie
 
 def test_a_stale_choice_is_refused(client, site):
     visitor, _ = asked(client, site)
-    data(press(visitor, "choice:1"), 201)
+    first = data(press(visitor, "choice:1"), 201)
     answer_now()
     visitor.poll()
+    # The widget retrying the same press gets it back, nothing new stored.
+    assert data(press(visitor, "choice:1"), 201) == first
+    assert visitor.poll() is None
     # The question is answered: its buttons are no longer a choice.
     assert_error(press(visitor, "choice:2", "c-3"), 400, "VALIDATION_ERROR", "choice")
     # A question past its expiry is not either.

@@ -99,13 +99,17 @@ def post_message(channel, visitor, body, max_chars, now=None):
     client_message_id however often the widget retries."""
     client_id = _client_message_id(body.get("client_message_id"))
     name, email = _who(channel.settings, body)
+    external_id = f"w:{visitor.key}:{client_id}"
+    repeated = Message.by_external_id(channel.id, external_id) if "choice" in body else None
+    if repeated is not None:  # a retried press: its question may be answered by now
+        return render(repeated, visitor)
     pressed = _pressed(channel, visitor, body, now)
     text = pressed["text"] if pressed else _text(body.get("text"), max_chars)
     metadata = {"visitor": {"email": email}} if email and not visitor.verified_user else {}
     if pressed:  # where the clarification reader looks, as for Telegram's presses
         metadata["button"] = pressed
     message = InboundMessage(
-        external_id=f"w:{visitor.key}:{client_id}",
+        external_id=external_id,
         sender_id=visitor.identity,
         type="button" if pressed else "text",
         text=text,
