@@ -185,15 +185,25 @@ def test_a_visitor_answers_the_agents_question_with_a_button(service, browser, t
         # Pressing again sends nothing: one press, one message.
         browser.execute_script("arguments[0].click()", widget.choices()[0])
         assert widget.texts("visitor") == ["do you deliver?", AREA[0]]
+        # Asked again, only the newest question's buttons are on; a message
+        # typed instead of a press turns them off too.
+        widget.say("do you deliver?")
+        WebDriverWait(browser, 15).until(lambda d: len(widget.choices()) == 6)
+        assert [c.is_enabled() for c in widget.choices()] == [False] * 3 + [True] * 3
+        widget.say(HOURS[0])
+        widget.wait_for("agent", HOURS[1])
+        assert [c.is_enabled() for c in widget.choices()] == [False] * 6
 
     [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
     chat = f"{base}/v1/conversations/{conversation['id']}"
-    [clarification] = call(api, "GET", f"{chat}/clarifications")
-    assert clarification["status"] == "chosen"
+    clarifications = call(api, "GET", f"{chat}/clarifications")
+    assert [c["status"] for c in clarifications] == ["chosen", "other"]
     messages = call(api, "GET", f"{chat}/messages?order=asc")
     assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [
         "do you deliver?",
         AREA[0],
+        "do you deliver?",
+        HOURS[0],
     ]
 
 
