@@ -47,7 +47,7 @@ def clarifications_of(caller, conversation_id):
 
 
 def test_an_unclear_message_gets_the_close_trainings_numbered(caller, shop, monkeypatch):
-    # As on a channel without buttons (the website widget, e-mail).
+    # As on a channel without buttons (e-mail).
     monkeypatch.setattr(adapters.channel_type("whatsapp"), "buttons", False)
     conversation_id, question = asked(caller, shop)
     assert question.text == (

@@ -33,6 +33,9 @@ const host = document.getElementById("agent-platform-widget");
 if (!host) return [];
 return Array.from(host.shadowRoot.querySelectorAll(".msg." + arguments[0]), (n) => n.innerText);
 """
+COST = ("How much does delivery cost?", "Delivery costs $5 within the city.")
+AREA = ("Which areas do you deliver to?", "We deliver within 10 km of the shop.")
+HOURS = ("What are your opening hours?", "We open every day from 11am to 11pm.")
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> hi'
 
 
@@ -139,11 +142,69 @@ class Widget:
         self.part("textarea").send_keys(text)
         self.part("button.send").click()
 
+    def choices(self):
+        """The buttons under the agent's messages, in order."""
+        root = self.driver.find_element(By.ID, "agent-platform-widget").shadow_root
+        return root.find_elements(By.CSS_SELECTOR, ".log button.choice")
+
     def wait_for(self, kind, text, seconds=15):
         WebDriverWait(self.driver, seconds).until(
             lambda d: any(text in shown for shown in self.texts(kind)),
             f"no {kind} message with {text!r}; shown: {self.texts(kind)}",
         )
+
+
+def test_a_visitor_answers_the_agents_question_with_a_button(service, browser, tmp_path):
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    for question, answer in (COST, AREA, HOURS):
+        qa = {"type": "qa", "question": question, "answer": answer}
+        call(api, "POST", f"{base}/v1/agents/{agent}/trainings", qa, 201)
+    with shop_page() as (page_url, snippet):
+        channel, snippet[0] = website_channel(service, agent, page_url)
+        browser.get(page_url)
+        widget = Widget(browser)
+        widget.open()
+        widget.say("do you deliver?")
+        widget.wait_for("agent", "Do you mean:")
+        WebDriverWait(browser, 15).until(lambda d: len(widget.choices()) == 3)
+        assert [(c.text, c.is_enabled()) for c in widget.choices()] == [
+            (COST[0], True),
+            (AREA[0], True),
+            ("None of these", True),
+        ]
+        shot = tmp_path / "widget-buttons.png"
+        browser.save_screenshot(str(shot))
+        assert shot.read_bytes().startswith(b"\x89PNG")
+        if os.environ.get("UPDATE_DOCS_SCREENSHOT") == "1":
+            shutil.copyfile(shot, ROOT / "docs" / "img" / "widget-buttons.png")
+        widget.choices()[1].click()
+        widget.wait_for("visitor", AREA[0])
+        widget.wait_for("agent", AREA[1])
+        assert [c.is_enabled() for c in widget.choices()] == [False] * 3
+        # Pressing again sends nothing: one press, one message.
+        browser.execute_script("arguments[0].click()", widget.choices()[0])
+        assert widget.texts("visitor") == ["do you deliver?", AREA[0]]
+        # Asked again, only the newest question's buttons are on; a message
+        # typed instead of a press turns them off too.
+        widget.say("do you deliver?")
+        WebDriverWait(browser, 15).until(lambda d: len(widget.choices()) == 6)
+        assert [c.is_enabled() for c in widget.choices()] == [False] * 3 + [True] * 3
+        widget.say(HOURS[0])
+        widget.wait_for("agent", HOURS[1])
+        assert [c.is_enabled() for c in widget.choices()] == [False] * 6
+
+    [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
+    chat = f"{base}/v1/conversations/{conversation['id']}"
+    clarifications = call(api, "GET", f"{chat}/clarifications")
+    assert [c["status"] for c in clarifications] == ["chosen", "other"]
+    messages = call(api, "GET", f"{chat}/messages?order=asc")
+    assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [
+        "do you deliver?",
+        AREA[0],
+        "do you deliver?",
+        HOURS[0],
+    ]
 
 
 def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):

@@ -10,6 +10,8 @@ POSITIONS = ("bottom-right", "bottom-left")
 class WebsiteAdapter(Adapter):
     type = "website"
     order = 4
+    # The widget draws a message's metadata.buttons under it (visitors.render).
+    buttons = True
     settings = {
         "allowed_origins": formats.origins(50),
         "title": formats.text(100),

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from ...errors import Forbidden, NotFound, ValidationError
 from ...models import Channel, Contact, Conversation, Message
 from ...models.base import utcnow
-from ...services import formats, inbound, receipts
+from ...services import clarifications, formats, inbound, receipts
 from ..neutral import InboundMessage
 from . import identity
 
@@ -97,21 +97,48 @@ def post_message(channel, visitor, body, max_chars, now=None):
     """The visitor's message, stored by the common inbound path (contact,
     conversation, message.received, the agent's reply), once per
     client_message_id however often the widget retries."""
-    text = _text(body.get("text"), max_chars)
     client_id = _client_message_id(body.get("client_message_id"))
     name, email = _who(channel.settings, body)
+    external_id = f"w:{visitor.key}:{client_id}"
+    repeated = Message.by_external_id(channel.id, external_id) if "choice" in body else None
+    if repeated is not None:  # a retried press: its question may be answered by now
+        return render(repeated, visitor)
+    pressed = _pressed(channel, visitor, body, now)
+    text = pressed["text"] if pressed else _text(body.get("text"), max_chars)
+    metadata = {"visitor": {"email": email}} if email and not visitor.verified_user else {}
+    if pressed:  # where the clarification reader looks, as for Telegram's presses
+        metadata["button"] = pressed
     message = InboundMessage(
-        external_id=f"w:{visitor.key}:{client_id}",
+        external_id=external_id,
         sender_id=visitor.identity,
+        type="button" if pressed else "text",
         text=text,
         sender_name=name,
         # Only a verified user's e-mail may find an existing contact: anyone
         # can type anyone's address, and would then read their chat.
         sender_email=email if visitor.verified_user else None,
-        metadata={"visitor": {"email": email}} if email and not visitor.verified_user else {},
+        metadata=metadata,
     )
     stored = inbound.receive_inbound(channel, message, now=now).message
     return render(stored, visitor)
+
+
+def _pressed(channel, visitor, body, now):
+    """The button the visitor pressed (`choice`: its data), or None when they
+    wrote; it must be one the agent's pending question in their own
+    conversation offers, and it is the message's text."""
+    choice = body.get("choice")
+    if choice is None:
+        return None
+    if body.get("text") is not None:
+        raise ValidationError("text", "leave it out when sending a choice (the button is the text)")
+    conversation = _conversation(channel, visitor) if isinstance(choice, str) else None
+    conversation_id = conversation.id if conversation is not None else None
+    button = clarifications.offered_button(conversation_id, choice, now or utcnow())
+    if button is None:
+        reason = "must be the data of a button the agent's open question offers"
+        raise ValidationError("choice", reason)
+    return button
 
 
 def changes(channel, visitor, since=None, seen=None, now=None):
@@ -155,7 +182,8 @@ def mark_read(channel, visitor, message_id, now=None):
 
 
 def render(message, visitor):
-    """A message as the visitor sees it: what was said, by whom, when."""
+    """A message as the visitor sees it: what was said, by whom, when, and
+    the buttons an agent's question offers (the visitor's press: `choice`)."""
     deleted = message.deleted_at is not None
     prefix = f"w:{visitor.key}:"
     external_id = message.external_id or ""
@@ -169,8 +197,24 @@ def render(message, visitor):
         "media_url": None if deleted else message.media_url,
         "status": message.status,
         "deleted": deleted,
+        "buttons": None if deleted else _buttons(message),
         "created_at": formats.utc_timestamp(message.created_at),
     }
+
+
+def _buttons(message):
+    """An agent's message's buttons, only their text and data (None without)."""
+    given = (message.metadata or {}).get("buttons") if message.sender_type == "agent" else None
+    if not isinstance(given, list):
+        return None
+    found = [
+        {"text": button["text"], "data": button["data"]}
+        for button in given
+        if isinstance(button, dict)
+        and isinstance(button.get("text"), str)
+        and isinstance(button.get("data"), str)
+    ]
+    return found or None
 
 
 def _visible(channel, visitor, since):

@@ -6,7 +6,9 @@
  * textContent, never as HTML. Replies arrive by polling: about every
  * second while the visitor's message awaits its answer, less often when
  * the conversation is quiet or the panel is closed (docs/channels.md,
- * "Website widget"). */
+ * "Website widget"). An agent's question with choices shows them as buttons
+ * under it: one press sends the choice, and they are disabled once pressed
+ * or once a newer message stands below them. */
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -24,7 +26,7 @@
   // stands in for the fast half minute while the panel is open and shown.
   var pollAfter = null;
   var state = load();
-  var known = {}, order = [], config = {}, ui = {};
+  var known = {}, order = [], config = {}, ui = {}, pressed = {};
   var open = pageMode, since = null, tag = null, lastActivity = 0, timer = null, unread = 0;
 
   function load() {
@@ -102,7 +104,11 @@
     ".row{display:flex;gap:6px}input,textarea{flex:1;font:inherit;padding:8px;",
     "border:1px solid rgba(127,127,127,.5);border-radius:8px;resize:none}",
     "button.send{border:0;border-radius:8px;padding:0 14px;cursor:pointer;font:inherit}",
-    ".error{color:#d93025;font-size:12px;min-height:0}"
+    ".error{color:#d93025;font-size:12px;min-height:0}",
+    ".choices{display:flex;flex-direction:column;gap:4px;margin-top:6px}",
+    "button.choice{font:inherit;text-align:left;padding:6px 10px;border-radius:8px;",
+    "border:1px solid;background:#fff;cursor:pointer}",
+    "button.choice:disabled{opacity:.5;cursor:default}"
   ].join("");
 
   function draw() {
@@ -197,13 +203,32 @@
 
   function submit() {
     var text = ui.input.value;
-    if (!text.trim()) return;
+    if (!text.trim() || !identified()) return;
+    ui.input.value = "";
+    post({ text: text }, text, function () { ui.input.value = text; });
+  }
+
+  // A pressed button: its data is the choice, its text what the visitor said.
+  function choose(messageId, button) {
+    if (pressed[messageId] || !identified()) return;
+    pressed[messageId] = true;
+    post({ choice: button.data }, button.text, function (error) {
+      if (error.status !== 400) delete pressed[messageId]; // a stale choice stays off
+      refreshChoices();
+    });
+  }
+
+  function identified() {
     if (ui.name && !ui.name.value.trim()) return fail({ message: "Please give your name." });
     if (ui.email && !ui.email.value.trim()) return fail({ message: "Please give your e-mail." });
     if (ui.name) state.name = ui.name.value.trim();
     if (ui.email) state.email = ui.email.value.trim();
-    var body = { text: text, client_message_id: randomId(), name: state.name, email: state.email };
-    ui.input.value = "";
+    return true;
+  }
+
+  function post(fields, text, undo) {
+    var body = { client_message_id: randomId(), name: state.name, email: state.email };
+    for (var key in fields) body[key] = fields[key];
     ui.error.textContent = "";
     var pending = { id: "pending:" + body.client_message_id, from: "visitor", text: text };
     upsert(pending, "pending");
@@ -219,12 +244,12 @@
       poll();
     }, function (error) {
       remove(pending.id);
-      ui.input.value = text;
+      undo(error);
       fail(error);
     });
   }
 
-  function fail(error) { ui.error.textContent = error.message || "Something went wrong."; }
+  function fail(error) { ui.error.textContent = error.message || "Something went wrong."; return false; }
 
   function randomId() {
     var bytes = new Uint8Array(12);
@@ -279,6 +304,7 @@
     if (!node) {
       node = el("div");
       node.setAttribute("data-created", message.created_at || "~");
+      node.setAttribute("data-id", message.id);
       known[message.id] = node;
       order.push(message.id);
       ui.log.insertBefore(node, laterThan(node.getAttribute("data-created")));
@@ -298,11 +324,38 @@
       link.rel = "noopener noreferrer";
       node.appendChild(link);
     }
+    if (!message.deleted && message.buttons && message.buttons.length) {
+      node.appendChild(choices(message));
+    }
     if (message.from === "visitor") {
       node.style.background = config.primary_color || "#1a73e8";
       node.style.color = "#fff";
     }
+    refreshChoices();
     ui.log.scrollTop = ui.log.scrollHeight;
+  }
+
+  function choices(message) {
+    var row = el("div", "choices");
+    message.buttons.forEach(function (button) {
+      var node = el("button", "choice", button.text);
+      node.type = "button";
+      node.style.color = node.style.borderColor = config.primary_color || "#1a73e8";
+      node.onclick = function () { choose(message.id, button); };
+      row.appendChild(node);
+    });
+    return row;
+  }
+
+  // Only the newest message's buttons, not yet pressed, can be pressed.
+  function refreshChoices() {
+    var nodes = ui.log.querySelectorAll("[data-created]");
+    Array.prototype.forEach.call(nodes, function (node, index) {
+      var off = index < nodes.length - 1 || !!pressed[node.getAttribute("data-id")];
+      Array.prototype.forEach.call(node.querySelectorAll("button.choice"), function (button) {
+        button.disabled = off;
+      });
+    });
   }
 
   // Messages stand in the order they were written (a poll returns them in
@@ -320,6 +373,7 @@
     if (node && node.parentNode) node.parentNode.removeChild(node);
     delete known[id];
     order = order.filter(function (known_id) { return known_id !== id; });
+    refreshChoices();
   }
 
   document.addEventListener("visibilitychange", function () {
