@@ -22,6 +22,7 @@ for anything else (a new message). Plain Python, no Flask.
 
 import re
 
+from .knowledge import thresholds
 from .matching import fold
 
 # An answer scoring at least this, with no close runner-up, is given as it is.
@@ -58,7 +59,7 @@ _NUMBER = re.compile(r"^\s*(?:#|n[.ºo°]?\s*)?(\d{1,2})\s*[.)!]?\s*$", re.IGNOR
 
 def choices(decision, settings=None):
     """Training ids to offer, best first, or () (see the module docstring)."""
-    limits = _limits(settings)
+    limits = thresholds(settings, SETTINGS)
     candidates = decision.candidates
     if decision.kind == "passage" or not candidates:
         return ()
@@ -70,15 +71,6 @@ def choices(decision, settings=None):
     elif best < limits["clarify_floor"]:
         return ()
     return tuple(training_id for training_id, score in candidates if score >= SHARE * best)
-
-
-def _limits(settings):
-    limits = dict(SETTINGS)
-    for name in limits:
-        value = (settings or {}).get(name)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            limits[name] = float(value)
-    return limits
 
 
 def _texts(language):

@@ -188,10 +188,10 @@ def decide(message_text, trainings, language, settings=None):
     return passage.decision("none", qa.candidates)
 
 
-def thresholds(settings):
-    """The module's thresholds, overridden by numeric values in `settings`
-    (the agent's settings: other keys and non-numbers are ignored)."""
-    limits = dict(SETTINGS)
+def thresholds(settings, defaults=SETTINGS):
+    """`defaults` (this module's thresholds), overridden by numeric values in
+    `settings` (the agent's settings: other keys and non-numbers are ignored)."""
+    limits = dict(defaults)
     for name in limits:
         value = (settings or {}).get(name)
         if isinstance(value, int | float) and not isinstance(value, bool):

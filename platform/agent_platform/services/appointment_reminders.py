@@ -22,7 +22,7 @@ from ..models import Appointment, AppointmentReminder, Channel, Conversation
 from ..models.appointments import ACTIVE_STATUSES
 from ..models.base import utcnow
 from . import appointment_calendar, appointments, formats
-from .messages import insert_message
+from .messages import queue_text
 
 BATCH = 200  # appointments looked at per run
 
@@ -74,20 +74,8 @@ def _do(appointment, due, now):
         _record(appointment, nearest, now, "skipped", refusal)
         return
     zone = appointment_calendar.zone_of(appointment.workspace_id)
-    message = insert_message(
-        conversation=conversation.id,
-        channel=conversation.channel_id,
-        contact_id=conversation.contact_id,
-        direction="outbound",
-        sender_type="system",
-        status="queued",
-        type="text",
-        text=reminder_text(appointment, zone),
-        metadata={"appointment_id": appointment.id, "reminder_offset_minutes": nearest},
-        created_at=now,
-        updated_at=now,
-    )
-    conversation.touch(now)
+    metadata = {"appointment_id": appointment.id, "reminder_offset_minutes": nearest}
+    message = queue_text(conversation, "system", reminder_text(appointment, zone), metadata, now)
     _record(appointment, nearest, now, "sent", None, message.id)
     data = appointments.render(appointment, zone)
     data["reminder"] = {"offset_minutes": nearest, "message_id": message.id}

@@ -11,7 +11,7 @@ from ..db import transaction
 from ..models import Agent, Conversation, IdleAction, IdleActionRun, fastsql
 from ..models.base import utcnow
 from . import conversations
-from .messages import insert_message
+from .messages import queue_text
 
 IDLE_BATCH = 200  # conversations one idle action handles per run
 
@@ -70,18 +70,4 @@ def _run_idle_action(action, conversation_id, idle_since, now):
 
 
 def _agent_message(conversation, action, now):
-    message = insert_message(
-        conversation=conversation.id,
-        channel=conversation.channel_id,
-        contact_id=conversation.contact_id,
-        direction="outbound",
-        sender_type="agent",
-        status="queued",
-        type="text",
-        text=action.message,
-        metadata={"idle_action_id": action.id},
-        created_at=now,
-        updated_at=now,
-    )
-    conversation.touch(now)
-    return message
+    return queue_text(conversation, "agent", action.message, {"idle_action_id": action.id}, now)

@@ -94,6 +94,26 @@ def insert_message(**values):
     return fastsql.insert(fastsql.new(Message, values))
 
 
+def queue_text(conversation, sender_type, text, metadata, now):
+    """A text message to the conversation's contact, queued for the send job
+    (in the caller's transaction); the conversation's activity moves to `now`."""
+    message = insert_message(
+        conversation=conversation.id,
+        channel=conversation.channel_id,
+        contact_id=conversation.contact_id,
+        direction="outbound",
+        sender_type=sender_type,
+        status="queued",
+        type="text",
+        text=text,
+        metadata=metadata,
+        created_at=now,
+        updated_at=now,
+    )
+    conversation.touch(now)
+    return message
+
+
 def _fingerprint(conversation_id, values):
     request = {"operation": "create_message", "conversation": conversation_id, "body": values}
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)

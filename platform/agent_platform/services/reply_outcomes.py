@@ -14,7 +14,7 @@ from ..db import transaction
 from ..models import Conversation, Message, ReplyJob, fastsql
 from ..replies import texts
 from . import conversations, credits, routing, scoring, sending
-from .messages import insert_message
+from .messages import queue_text
 
 log = logging.getLogger("agent_platform.replies")
 
@@ -160,21 +160,8 @@ def _store(turn, greetings, parts, record, last_meta=None):
     stored = []
     for offset, (text, meta) in enumerate(pieces):
         moment = turn.now + timedelta(microseconds=offset)
-        message = insert_message(
-            conversation=turn.conversation.id,
-            channel=turn.conversation.channel_id,
-            contact_id=turn.conversation.contact_id,
-            direction="outbound",
-            sender_type="agent",
-            status="queued",
-            type="text",
-            text=text,
-            metadata={**meta, "reply_job_id": turn.job.id},
-            created_at=moment,
-            updated_at=moment,
-        )
-        turn.conversation.touch(moment)
-        stored.append(message)
+        metadata = {**meta, "reply_job_id": turn.job.id}
+        stored.append(queue_text(turn.conversation, "agent", text, metadata, moment))
     return stored
 
 
