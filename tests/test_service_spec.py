@@ -17,9 +17,7 @@ from graph_stub import GraphStub
 from test_cli import free_port, serving
 from test_service_jobs import Api, wait_for
 from webhooks_helpers import Receiver
-
-CUSTOMER = "5511933334444"
-TEMPLATE = {"name": "order_update", "language": "pt_BR", "parameters": ["Bia", "#1234"]}
+from whatsapp_helpers import CUSTOMER, TEMPLATE, TEMPLATE_SENT
 
 
 @pytest.fixture(scope="module")
@@ -176,27 +174,7 @@ def test_outside_the_window_text_is_refused_and_a_template_is_sent(service):
     queued = admin.call("POST", path, body, 201)
     assert (queued["type"], queued["status"]) == ("template", "queued")
     wait_for(graph.sent, "sent the template to the Graph API")
-    assert graph.sent() == [
-        {
-            "messaging_product": "whatsapp",
-            "recipient_type": "individual",
-            "to": CUSTOMER,
-            "type": "template",
-            "template": {
-                "name": "order_update",
-                "language": {"code": "pt_BR"},
-                "components": [
-                    {
-                        "type": "body",
-                        "parameters": [
-                            {"type": "text", "text": "Bia"},
-                            {"type": "text", "text": "#1234"},
-                        ],
-                    }
-                ],
-            },
-        }
-    ]
+    assert graph.sent() == [TEMPLATE_SENT]
     wait_for(
         lambda: admin.call("GET", f"/v1/messages/{queued['id']}")["status"] == "sent",
         "marked the template sent",

@@ -20,10 +20,17 @@ from conversations_helpers import (
     make_conversation,
 )
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
-from whatsapp_helpers import messages_payload, received, status, statuses_payload, text
+from whatsapp_helpers import (
+    CUSTOMER,
+    TEMPLATE,
+    TEMPLATE_SENT,
+    messages_payload,
+    received,
+    status,
+    statuses_payload,
+    text,
+)
 
-CUSTOMER = "5511933334444"
-TEMPLATE = {"name": "order_update", "language": "pt_BR", "parameters": ["Bia", "#1234"]}
 # Meta's answer to a free-form message outside the window.
 REENGAGEMENT = {
     "message": "(#131047) Re-engagement message",
@@ -95,27 +102,7 @@ def test_a_template_goes_outside_the_window_in_the_cloud_api_shape(caller, quiet
     assert (message["type"], message["text"], message["status"]) == ("template", None, "queued")
     assert message["metadata"] == {"template": TEMPLATE}
     assert sending.send_queued() == 1
-    assert graph.sent() == [
-        {
-            "messaging_product": "whatsapp",
-            "recipient_type": "individual",
-            "to": CUSTOMER,
-            "type": "template",
-            "template": {
-                "name": "order_update",
-                "language": {"code": "pt_BR"},
-                "components": [
-                    {
-                        "type": "body",
-                        "parameters": [
-                            {"type": "text", "text": "Bia"},
-                            {"type": "text", "text": "#1234"},
-                        ],
-                    }
-                ],
-            },
-        }
-    ]
+    assert graph.sent() == [TEMPLATE_SENT]
     assert data(caller.get(f"/v1/messages/{message['id']}"))["status"] == "sent"
 
 

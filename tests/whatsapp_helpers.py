@@ -115,3 +115,24 @@ def status(wamid, kind, timestamp=T0, recipient=CUSTOMER, **extra):
         "recipient_id": recipient,
         **extra,
     }
+
+
+# A template message as the API takes it, and as the Cloud API receives it.
+CUSTOMER = "5511933334444"
+TEMPLATE = {"name": "order_update", "language": "pt_BR", "parameters": ["Bia", "#1234"]}
+TEMPLATE_SENT = {
+    "messaging_product": "whatsapp",
+    "recipient_type": "individual",
+    "to": CUSTOMER,
+    "type": "template",
+    "template": {
+        "name": "order_update",
+        "language": {"code": "pt_BR"},
+        "components": [
+            {
+                "type": "body",
+                "parameters": [{"type": "text", "text": "Bia"}, {"type": "text", "text": "#1234"}],
+            }
+        ],
+    },
+}
