@@ -8,7 +8,8 @@ import pytest
 
 from agent_platform.replies import knowledge
 from agent_platform.replies.knowledge import decide
-from agent_platform.replies.matching import edit_distance, fold, terms
+from agent_platform.replies.matching import fold, terms
+from agent_platform.replies.typos import edit_distance
 
 PIZZERIA = [
     {"id": "fee", "type": "qa", "question": "How much does delivery cost?",

@@ -12,7 +12,8 @@ asking for the address."""
 import pytest
 
 from agent_platform.replies.knowledge import decide
-from agent_platform.replies.matching import Endings, Fuzzy, stem_es, terms
+from agent_platform.replies.matching import stem_es, terms
+from agent_platform.replies.typos import Endings, Fuzzy
 
 BAKERY = [
     {"id": "hours", "type": "qa", "question": "What are your opening hours?",

@@ -53,16 +53,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .matching import (
-    SENTIMENT,
-    Endings,
-    Fuzzy,
-    Prefixes,
-    analyse,
-    compounds,
-    lexicon_fuzzy,
-    profile,
-)
+from .lexicons import SENTIMENT
+from .matching import analyse, compounds, profile
+from .typos import Endings, Fuzzy, Prefixes, lexicon_fuzzy
 
 # Tuned with bench/answer_quality.py, first on its tune and dev businesses,
 # for precision first: a wrong answer is worse than a handoff. Swept
@@ -106,7 +99,7 @@ UNKNOWN_WEIGHT = 1.0
 # beta > 1 favours covering the message over covering every word of the
 # question (customers ask in fewer words than the question was written in).
 BETA = 1.5
-# Generic verbs (sell, offer, bring...: matching.py) weigh this share of
+# Generic verbs (sell, offer, bring...: lexicons.py) weigh this share of
 # what their frequency says.
 LIGHT_WEIGHT = 0.5
 # ...and a generic verb no training has ("venir", "conseguir") weighs this
