@@ -3,14 +3,16 @@
 
 import pytest
 
+from agent_platform.channels.telegram import polling
+from agent_platform.models import Conversation
 from conversations_helpers import data, make_agent, make_channel
-from telegram_stub import TOKEN
+from telegram_stub import TOKEN, message_update
 
 PUBLIC_URL = "https://agents.example.com"
 
 # `from telegram_helpers import *` brings the fixtures (and only them;
 # `bot_api`, the stand-in, is conftest's).
-__all__ = ["settings"]
+__all__ = ["settings", "chat"]
 
 
 @pytest.fixture
@@ -41,3 +43,16 @@ def deliver(client, channel_id, update, secret):
 
 def delivered(client, channel_id, update, secret):
     return data(deliver(client, channel_id, update, secret))
+
+
+def customer_chat(caller, bot_api):
+    """A customer who wrote to the bot (so the bot may write to them)."""
+    telegram_channel(caller)
+    bot_api.push(message_update("Oi"))
+    polling.poll_updates()
+    return Conversation.get()
+
+
+@pytest.fixture
+def chat(caller, bot_api):
+    return customer_chat(caller, bot_api)

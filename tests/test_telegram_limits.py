@@ -6,28 +6,20 @@ retry_after is waited by the media job (getFile) and by long polling."""
 from datetime import timedelta
 
 from agent_platform.channels.telegram import polling, tasks
-from agent_platform.models import Conversation, Message
+from agent_platform.models import Message
 from agent_platform.models.base import utcnow
 from agent_platform.services import sending
 from conversations_helpers import data, events
 from telegram_helpers import *  # noqa: F403  (the fixtures)
-from telegram_helpers import telegram_channel
+from telegram_helpers import customer_chat, telegram_channel
 from telegram_stub import CUSTOMER, message_update, private_message
 
 PIZZA = "\U0001f355"  # one character, two UTF-16 units: Telegram counts the units
 URL = "https://example.com/cardapio.jpg"
 
 
-def chat(caller, bot_api):
-    """A customer who wrote to the bot (so the bot may write to them)."""
-    telegram_channel(caller)
-    bot_api.push(message_update("Oi"))
-    polling.poll_updates()
-    return Conversation.get()
-
-
 def sent_photo(caller, bot_api, caption):
-    conversation = chat(caller, bot_api)
+    conversation = customer_chat(caller, bot_api)
     body = {"type": "image", "media_url": URL, "caption": caption}
     path = f"/v1/conversations/{conversation.id}/messages"
     message = data(caller.post(path, json=body), 201)

@@ -20,15 +20,6 @@ GREETING = "Olá! Sou a Ana, da Pizzaria Roma."
 DELIVERY = ("Quanto custa a entrega?", "A entrega custa R$ 5 em São Paulo.")
 
 
-@pytest.fixture
-def chat(caller, bot_api):
-    """A customer who wrote to the bot (so the bot may write to them)."""
-    telegram_channel(caller)
-    bot_api.push(message_update("Oi"))
-    polling.poll_updates()
-    return Conversation.get()
-
-
 def post(caller, conversation, **body):
     return caller.post(f"/v1/conversations/{conversation.id}/messages", json=body)
 

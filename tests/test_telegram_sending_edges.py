@@ -4,27 +4,17 @@ removed while a message waits, and where a long text is cut."""
 
 import pytest
 
-from agent_platform.channels.telegram import polling
 from agent_platform.channels.telegram.sender import split
-from agent_platform.models import ContactIdentity, Conversation, Message
+from agent_platform.models import ContactIdentity, Message
 from agent_platform.services import sending
 from conversations_helpers import data, make_conversation
 from telegram_helpers import *  # noqa: F403  (the fixtures)
 from telegram_helpers import telegram_channel
-from telegram_stub import CUSTOMER, Scripted, message_update
+from telegram_stub import CUSTOMER, Scripted
 
 CHAT = str(CUSTOMER["id"])
 BUTTONS = [{"text": "Sim", "data": "yes"}]
 SECOND_BOT = "7345678901:" + "N" * 35
-
-
-@pytest.fixture
-def chat(caller, bot_api):
-    """A customer who wrote to the bot (so the bot may write to them)."""
-    telegram_channel(caller)
-    bot_api.push(message_update("Oi"))
-    polling.poll_updates()
-    return Conversation.get()
 
 
 def post(caller, conversation, **body):
