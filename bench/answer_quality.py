@@ -231,7 +231,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "platform"))
 
-from agent_platform.replies import knowledge  # noqa: E402
+from agent_platform.replies import knowledge, knowledge_index  # noqa: E402
 
 DATA = ROOT / "bench" / "data" / "answer_quality"
 SPLITS = ("tune", "dev", "final", "blind", "blind2", "blind3", "blind4", "blind5")
@@ -372,8 +372,7 @@ def synthetic_agent(businesses, size=300, seed=7):
 def timing(businesses, rounds=30):
     trainings = synthetic_agent(businesses)
     messages = [m["text"] for b in businesses if b["language"] == "en" for m in b["messages"]]
-    knowledge._INDEXES.items.clear()
-    knowledge._UNITS.items.clear()
+    knowledge_index.clear_caches()
     cold = _timed(lambda: knowledge.decide(messages[0], trainings, "en"))
     samples = sorted(
         _timed(lambda text=text: knowledge.decide(text, trainings, "en"))

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agent_platform.replies import knowledge
+from agent_platform.replies import knowledge, knowledge_index
 from agent_platform.replies.knowledge import decide
 from agent_platform.replies.matching import fold, terms
 from agent_platform.replies.typos import edit_distance
@@ -316,7 +316,7 @@ def test_long_paragraphs_are_cut_at_sentence_ends():
     decision = answer("do foxes love owls?", [text])
     assert decision.kind == "passage"
     assert decision.text.endswith("Foxes love owls.")
-    assert len(decision.text) <= knowledge.PASSAGE_CHARS + len(sentence)
+    assert len(decision.text) <= knowledge_index.PASSAGE_CHARS + len(sentence)
 
 
 # --- thresholds, inputs, caching, determinism
@@ -371,8 +371,7 @@ def test_an_edited_training_is_used_at_once():
 def test_decisions_are_deterministic():
     messages = ["how much is delivery?", "delivry time?", "is there parking?", "hi", "vegan?"]
     first = [answer(message) for message in messages]
-    knowledge._INDEXES.items.clear()
-    knowledge._UNITS.items.clear()
+    knowledge_index.clear_caches()
     assert [answer(message) for message in messages] == first
     shuffled = PIZZERIA[:]
     random.Random(3).shuffle(shuffled)

@@ -2,7 +2,7 @@
 the agent offers the customer its best Q&A trainings to choose from.
 
 `choices(decision, settings)` says which trainings to offer, best first (at
-most `knowledge.CANDIDATES`), or () to answer or fall back as decided:
+most `knowledge_index.CANDIDATES`), or () to answer or fall back as decided:
 - a Q&A answer is kept when it scores at least `clarify_sure` and the next
   Q&A with another answer scores at most `CLOSE_RATIO` of it; otherwise the
   agent asks between the Q&A trainings scoring at least `SHARE` of the best;
