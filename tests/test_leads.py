@@ -260,6 +260,16 @@ def test_qualifying_by_hand_is_idempotent(caller):
     assert len(events(caller.workspace_id, "lead.qualified")) == 1
 
 
+def test_a_lead_created_qualified_raises_lead_qualified_once(caller):
+    contact = make_contact(caller, name="Rita", phone="+5511955556666")
+    lead = make_lead(caller, contact["id"], status="qualified")
+    assert lead["status"] == "qualified" and lead["qualified_at"]
+    [(_, raised)] = events(caller.workspace_id, "lead.qualified")
+    assert (raised["id"], raised["automatic"]) == (lead["id"], False)
+    data(caller.post(f"/v1/leads/{lead['id']}/qualify"))
+    assert len(events(caller.workspace_id, "lead.qualified")) == 1
+
+
 def test_a_first_inbound_conversation_makes_a_lead_when_turned_on(caller):
     channel = make_channel(caller, settings=WA_SETTINGS)
     inbound(channel["id"], "wamid.off", sender_id="5511900000001")

@@ -56,6 +56,8 @@ def _create(workspace_id, contact_id, now, **values):
         lead.qualified_at = now
     fastsql.insert(lead)
     emit(workspace_id, "lead.created", render(lead), now=now)
+    if lead.status == "qualified":  # made qualified: a subscriber to lead.qualified hears of it
+        emit(workspace_id, "lead.qualified", {**render(lead), "automatic": False}, now=now)
     return scoring.recompute(lead, now)
 
 
