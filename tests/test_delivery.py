@@ -241,6 +241,28 @@ def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     assert deliveries_of(hook["id"])[0].next_attempt_at == at(195)  # 500: ignored
 
 
+@pytest.mark.parametrize(
+    ("retry_after", "next_in"),
+    [
+        ("Tue, 01 Jan 2030 12:05:00 GMT", 300),  # an HTTP date, from the attempt's clock
+        ("Tue, 01 Jan 2030 13:00:00 +0100", 5),  # 12:00 UTC: now, so the schedule's 5 s
+        ("Tue, 01 Jan 2030 11:50:00 GMT", 5),  # in the past
+        ("Wed, 01 Jan 2031 12:00:00 GMT", 86400),  # a year away: capped at a day
+        ("0000090", 90),
+        ("1" + "0" * 5000, 86400),  # more digits than int() reads
+        ("²", 5),  # a digit to str.isdigit, not a number
+        ("Mon, 01 Jan 99999 00:00:00 GMT", 5),
+        ("soon", 5),
+    ],
+)
+def test_retry_after_as_a_date_or_hostile_value(caller, hook, receiver, retry_after, next_in):
+    receiver.reply(Reply(429, headers={"Retry-After": retry_after}))
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    [row] = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count, row.next_attempt_at) == ("pending", 1, at(next_in))
+
+
 def test_what_counts_as_failure(app, caller, hook, receiver):
     app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
     app.config["WEBHOOKS_TIMEOUT_SECONDS"] = 1

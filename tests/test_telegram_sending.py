@@ -102,6 +102,18 @@ def test_429_waits_the_retry_after_telegram_asks(caller, bot_api, chat):
     assert Message.get_by_id(message["id"]).status == "sent"
 
 
+@pytest.mark.parametrize(("asked", "waited"), [(10**30, 86400), (True, 5), (-3, 5)])
+def test_a_retry_after_beyond_a_day_or_not_a_number_of_seconds(
+    caller, bot_api, chat, asked, waited
+):
+    message = data(post(caller, chat, text="Oi"), 201)
+    now = utcnow()
+    bot_api.fail_next(429, "Too Many Requests", retry_after=asked)
+    sending.send_queued(now=now)
+    waiting = Message.get_by_id(message["id"])
+    assert (waiting.status, waiting.lease_until) == ("queued", now + timedelta(seconds=waited))
+
+
 def test_a_blocked_bot_fails_the_message_with_the_reason(caller, bot_api, chat):
     message = data(post(caller, chat, text="Oi"), 201)
     bot_api.fail_next(403, "Forbidden: bot was blocked by the user")

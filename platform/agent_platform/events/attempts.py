@@ -6,7 +6,7 @@ import calendar
 import logging
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from email.utils import parsedate_to_datetime
 
 import requests
@@ -72,10 +72,10 @@ def send_signed(webhook, event_id, body, now=None, settings=None):
         return Outcome(False, None, _ms(started), f"timeout: no answer in {settings.timeout} s")
     except requests.RequestException as error:
         return Outcome(False, None, _ms(started), f"connection error: {_short(error)}")
-    return _outcome(response, _ms(started))
+    return _outcome(response, _ms(started), now)
 
 
-def _outcome(response, elapsed_ms):
+def _outcome(response, elapsed_ms, now):
     status = response.status_code
     success = 200 <= status < 300
     return Outcome(
@@ -84,7 +84,7 @@ def _outcome(response, elapsed_ms):
         response_time_ms=elapsed_ms,
         error=None if success else f"HTTP {status} {response.reason or ''}".strip(),
         response_body=response.content.decode("utf-8", errors="replace"),
-        retry_after=_retry_after(response) if status in (429, 503) else None,
+        retry_after=_retry_after(response, now) if status in (429, 503) else None,
     )
 
 
@@ -97,18 +97,20 @@ def _short(error):
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def _retry_after(response):
-    """Retry-After in seconds (a number or an HTTP date), capped; None if absent or bad."""
+def _retry_after(response, now):
+    """Retry-After in seconds from `now` (a number, or an HTTP date), capped
+    at a day; None if absent or unreadable. Never raises: the receiver writes it."""
     value = (response.headers.get("Retry-After") or "").strip()
-    if value.isdigit():
-        return min(int(value), MAX_RETRY_AFTER_SECONDS)
+    if value.isascii() and value.isdigit():  # "²" is a digit to isdigit, not to int
+        digits = value.lstrip("0")[:7] or "0"  # int() refuses 4,301 digits; 7 pass the cap
+        return min(int(digits), MAX_RETRY_AFTER_SECONDS)
     try:
         moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    seconds = int((moment - datetime.now(UTC)).total_seconds())
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    seconds = int((moment - now).total_seconds())
     return min(max(seconds, 0), MAX_RETRY_AFTER_SECONDS)
 
 

@@ -14,6 +14,9 @@ from flask import current_app
 from ... import jsonbody
 
 _session = requests.Session()
+# A retry_after beyond a day is a broken answer, not a wait to keep (and a
+# huge one would overflow the date it is added to).
+MAX_RETRY_AFTER_SECONDS = 86400
 
 
 class BotApiError(Exception):
@@ -81,6 +84,7 @@ def error_from(status, body):
     title = body.get("description") or f"The Bot API answered HTTP {status} without a result"
     parameters = body.get("parameters") if isinstance(body.get("parameters"), dict) else {}
     retry_after = parameters.get("retry_after")
-    retry_after = retry_after if isinstance(retry_after, int) and retry_after > 0 else None
+    valid = isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0
+    retry_after = min(retry_after, MAX_RETRY_AFTER_SECONDS) if valid else None
     retryable = code == 429 or status >= 500 or (200 <= status < 300)
     return BotApiError(code, title, retryable, retry_after)
