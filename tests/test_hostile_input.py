@@ -15,7 +15,7 @@ from conversations_helpers import data, make_agent
 from fuzz_seed import seed_workspace
 from telegram_helpers import telegram_channel
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
-from whatsapp_helpers import messages_payload, post, text
+from whatsapp_helpers import messages_payload, post, sign, text
 
 MISSING = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 
@@ -139,6 +139,19 @@ def test_the_whatsapp_intake_refuses_a_lone_surrogate(client, channel):
     body = json.dumps(messages_payload(text("hi", wamid="wamid.SURR"))).replace('"hi"', '"\\ud800"')
     response = post(client, channel["id"], None, raw=body.encode())
     assert_error(response, 400, "VALIDATION_ERROR", "lone UTF-16 surrogate")
+    assert Message.select().count() == 0
+
+
+@pytest.mark.parametrize(
+    "length, status, code",
+    [("²", 400, "VALIDATION_ERROR"), ("1" * 5000, 413, "PAYLOAD_TOO_LARGE")],
+)
+def test_a_content_length_int_cannot_read_is_refused(client, channel, length, status, code):
+    body = json.dumps(messages_payload(text("hi", wamid="wamid.LEN"))).encode()
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
+    path, overrides = f"/inbound/whatsapp/{channel['id']}", {"CONTENT_LENGTH": length}
+    response = client.post(path, data=body, headers=headers, environ_overrides=overrides)
+    assert_error(response, status, code, "Content-Length" if status == 400 else None)
     assert Message.select().count() == 0
 
 

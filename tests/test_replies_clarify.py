@@ -212,6 +212,10 @@ def test_an_unsure_answer_is_asked_about_and_a_setting_moves_it():
         ("x", "choice:1", 1),
         ("x", "choice:9", None),
         ("x", "choice:", None),
+        ("x", "choice:²", None),
+        ("x", "choice:" + "1" * 5000, None),
+        ("x", "choice:002", 2),
+        ("١", None, 1),  # an Arabic-Indic one, typed
         ("x", "other", None),
         ("WHICH AREAS DO YOU DELIVER TO?", None, 2),
         ("", None, None),

@@ -152,7 +152,7 @@ class StoredCallbacks:
             return self.wsgi_app(environ, start_response)
         channel_type, _, channel_id = path[len(PREFIX) :].partition("/")
         adapter, length = adapters.get_adapter(channel_type), environ.get("CONTENT_LENGTH", "")
-        if adapter is None or not channel_id or "/" in channel_id or not length.isdigit():
+        if adapter is None or not channel_id or "/" in channel_id or not _is_length(length):
             return self.wsgi_app(environ, start_response)
         if int(length) > self.app.config["LIMITS_MAX_BODY_BYTES"]:
             return self.wsgi_app(environ, start_response)
@@ -191,3 +191,9 @@ def _answer(counts):
     noticeable part of the request."""
     items = ", ".join(f'"{name}": {count}' for name, count in counts.items())
     return f'{{"data": {{{items}}}}}'.encode()
+
+
+def _is_length(value):
+    """A Content-Length int() reads at once ("²" is a digit to isdigit, not
+    to int; gunicorn refuses both, another WSGI server may not)."""
+    return value.isascii() and value.isdigit() and len(value) <= 18

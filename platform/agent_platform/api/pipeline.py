@@ -7,7 +7,7 @@ from random import getrandbits
 
 from flask import current_app, g, request
 
-from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized
+from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized, ValidationError
 from ..services import keys
 from .blueprint import ANY_SCOPE
 
@@ -46,10 +46,21 @@ def check_body_size(req, limit):
     environ = req.environ
     if not environ.get("CONTENT_LENGTH") and not environ.get("wsgi.input_terminated"):
         return  # no body at all: most GETs
+    _check_length_header(environ.get("CONTENT_LENGTH"))
     if req.content_length is None and environ.get("wsgi.input_terminated"):
         _buffer_body_of_unknown_length(limit)
     elif req.content_length is not None and req.content_length > limit:
         raise PayloadTooLarge(limit)
+
+
+def _check_length_header(value):
+    """gunicorn refuses a Content-Length that is not a number; another WSGI
+    server may pass it on, and Werkzeug would then read the body as empty
+    (also one of more digits than int() reads)."""
+    if value and not (value.isascii() and value.isdigit()):
+        raise ValidationError("Content-Length", "must be a number of bytes.")
+    if value and len(value) > 18:  # past what int() reads at once; past any limit too
+        raise PayloadTooLarge(current_app.config["LIMITS_MAX_BODY_BYTES"])
 
 
 def _buffer_body_of_unknown_length(limit):

@@ -123,5 +123,9 @@ def reading(text, data, labels):
 
 
 def _in_range(digits, count):
-    number = int(digits) if digits.isdigit() else -1
-    return number if 0 <= number <= count else None
+    """`digits` (a client's text) as a choice within 0..count, else None.
+    isdecimal, not isdigit: int() reads "١" (Arabic-Indic one), not "²"."""
+    if not digits.isdecimal() or len(digits) > 3:
+        return None
+    number = int(digits)
+    return number if number <= count else None
