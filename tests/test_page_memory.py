@@ -121,6 +121,28 @@ def test_each_page_and_order_is_kept_apart(caller):
     assert page(caller) == first and page(caller, PAGE + "&page=2") == second
 
 
+def test_the_bound_counts_each_kept_character_once():
+    pages = RenderedPages(max_chars=10)
+    pages.keep("a", 1, RawJson("[1,2]"))
+    pages.keep("a", 2, RawJson("[3,4]"))  # replaces: 5 characters kept, not 10
+    pages.keep("b", 1, RawJson("[5,6]"))  # 10 in all: at the bound, not past it
+    assert pages.get("a", 2).text == "[3,4]" and pages.get("b", 1).text == "[5,6]"
+    pages.keep("c", 1, RawJson("[7]"))  # 13: every page is forgotten, then c kept
+    assert pages.get("a", 2) is None and pages.get("b", 1) is None
+    pages.keep("d", 1, RawJson("[8,9,1]"))  # 3 + 7 = 10: both kept
+    assert pages.get("c", 1).text == "[7]" and pages.get("d", 1).text == "[8,9,1]"
+
+
+def test_a_page_read_inside_a_transaction_tells_its_total(caller):
+    for name in ("one", "two", "three", "four"):
+        create(caller, name)
+    paging = PageRequest(page=2, limit=3, order="desc", sort="created_at")
+    with transaction():
+        listed = custom_fields.list_fields(caller.workspace_id, paging)
+    assert (listed.total, listed.total_pages, listed.request) == (4, 2, paging)
+    assert '"name":"one"' in listed.items.text and '"name":"two"' not in listed.items.text
+
+
 def test_kept_pages_are_bounded_and_answer_only_their_version():
     pages = RenderedPages(max_chars=10)
     pages.keep("a", 1, RawJson("[1,2,3]"))

@@ -68,8 +68,8 @@ def paginate(query, model, paging):
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
-    total_sql, total_params = _total_sql(query, sql, params)
-    return Page(items, paging, fastsql.scalar(total_sql, *total_params))
+    # (A counted listing has its total from _versioned_page: counted here.)
+    return Page(items, paging, fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params))
 
 
 def _versioned_page(page_statement, counts, form, paging):
@@ -131,10 +131,3 @@ class RenderedPages:
 
 # 100 full pages of 100 rows of about 400 characters: a few MB at most.
 RENDERED_PAGES = RenderedPages(max_chars=4_000_000)
-
-
-def _total_sql(query, sql, params):
-    """SQL and parameters of the listing's total: from the counts the database
-    keeps when they tell it (models/counts.py), else COUNT(*)."""
-    kept = counted_sql(query.model, query.equal) if isinstance(query, fastsql.Listing) else None
-    return kept or (f"SELECT COUNT(*) FROM ({sql})", params)
