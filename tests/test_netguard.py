@@ -1,5 +1,6 @@
 """The SSRF guard: what it refuses, and that it connects where it checked."""
 
+import ipaddress
 import json
 import socket
 
@@ -345,3 +346,53 @@ def test_a_mail_server_host_is_checked_like_a_urls_and_pinned_to_its_address():
     assert netguard.check_host("mail.lan", 143, True, resolver_to("10.0.0.5")) == "10.0.0.5"
     with pytest.raises(UnsafeURL, match="not a canonical IPv4"):
         netguard.check_host("0x7f.1", 25, True)
+
+
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("::ffff:127.0.0.1", "an IPv4-mapped IPv6 address"),
+        ("fe80::1%eth0", "an IPv6 address with a zone"),
+        ("2002:c0a8:0101::1", "an address that embeds 192.168.1.1, a private address"),
+        ("93.184.216.34", None),
+    ],
+)
+def test_the_reason_is_said_in_full(address, reason):
+    assert netguard.unsafe_reason(ipaddress.ip_address(address)) == reason
+
+
+def test_the_module_resolver_answers_each_address_once():
+    # An address literal resolves to itself with no lookup; one entry per
+    # address, not one per socket type.
+    assert netguard.resolve("192.0.2.1", 443) == ["192.0.2.1"]
+    assert netguard.resolve("2001:db8::7", 80) == ["2001:db8::7"]
+
+
+def test_the_resolver_is_asked_for_the_url_host_and_port():
+    asked = []
+
+    def resolve(host, port):
+        asked.append((host, port))
+        return [PUBLIC_IP]
+
+    check_url("https://hooks.example.com:8443/in", resolver=resolve, allowed_ports=[])
+    assert asked == [("hooks.example.com", 8443)]
+
+
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        (OSError("Name or service not known"), "cannot be resolved (Name or service not known)"),
+        (["not-an-address"], "resolves to something that is not an address"),
+        ([], "resolves to no address"),
+    ],
+)
+def test_a_name_that_resolves_to_nothing_usable_says_why(answer, reason):
+    def resolve(host, port):
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    with pytest.raises(UnsafeURL) as refused:
+        check_url("https://hooks.example.com/in", resolver=resolve)
+    assert str(refused.value) == f"hooks.example.com {reason}"

@@ -89,6 +89,26 @@ def test_the_webhook_needs_the_secret(client, caller, bot_api):
     assert_error(deliver(client, whatsapp["id"], update, "x"), 404, "CHANNEL_NOT_FOUND")
 
 
+def test_the_bound_is_per_channel_and_counts_updates_with_the_secret_only(
+    app, client, caller, bot_api
+):
+    app.config["INBOUND_MAX_REQUESTS_PER_MINUTE"] = 3  # read when the first POST arrives
+    channel = telegram_channel(caller, mode="webhook")
+    secret = bot_api.webhook["secret_token"]
+    second = telegram_channel(caller, mode="webhook", agent=False, name="Two")
+    for number in range(5):  # without the secret: refused before it counts
+        deliver(client, channel["id"], {"update_id": 90 + number, **message_update()}, "guess")
+    for number in range(3):
+        update = {"update_id": number + 1, **message_update(f"Oi {number}")}
+        assert deliver(client, channel["id"], update, secret).status_code == 200
+    refused = deliver(client, channel["id"], {"update_id": 9, **message_update()}, secret)
+    assert_error(refused, 429, "RATE_LIMIT_EXCEEDED", "more than 3 updates in the last minute")
+    assert int(refused.headers["Retry-After"]) >= 1
+    update = {"update_id": 9, **message_update()}
+    assert deliver(client, second["id"], update, bot_api.webhook["secret_token"]).status_code == 200
+    assert TelegramUpdate.select().count() == 4
+
+
 def test_a_polling_channel_accepts_no_webhook_post(client, caller):
     channel = telegram_channel(caller)  # no secret was ever given to Telegram
     response = deliver(client, channel["id"], {"update_id": 1, **message_update()}, "guess")

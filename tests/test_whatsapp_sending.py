@@ -359,6 +359,22 @@ def test_a_sandbox_channel_records_the_request_instead_of_sending(
     assert data(caller.get(f"/v1/channels/{channel['id']}"))["settings"]["sandbox"] is True
 
 
+def test_a_sandbox_channel_without_a_number_records_where_it_would_send(
+    caller, channel, conversation, graph
+):
+    settings = {"sandbox": True, "phone_number_id": None}
+    assert (
+        caller.patch(f"/v1/channels/{channel['id']}", json={"settings": settings}).status_code
+        == 200
+    )
+    message = queue(caller, conversation, text="Oi")
+    assert sending.send_queued() == 1
+    recorded = shown(caller, message)["metadata"]["sandbox_request"]
+    assert (
+        recorded["url"] == f"{graph.base}/PHONE_NUMBER_ID/messages"
+    )  # the Cloud API docs' placeholder
+
+
 def test_an_answer_nested_too_deep_is_a_retried_error_with_its_reason(caller, conversation, graph):
     message = queue(caller, conversation)
     graph.script.append(Scripted(200, b"[" * 5000 + b"]" * 5000))

@@ -93,7 +93,7 @@ def recipient(channel, message):
         contact = Contact.get_or_none(Contact.id == message.contact_id)
         address = contact and contact.email
     if not address:
-        raise SendError("NO_RECIPIENT", "The contact has no e-mail address", None)
+        raise SendError("NO_RECIPIENT", "The contact has no e-mail address")
     return address
 
 

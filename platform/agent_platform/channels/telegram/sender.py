@@ -73,7 +73,7 @@ def recipient(channel, message):
     )
     chat_id = scalar(sql, message.contact_id, "telegram", channel.id)
     if not chat_id:
-        raise SendError("NO_RECIPIENT", "The contact has no Telegram chat with the bot", None)
+        raise SendError("NO_RECIPIENT", "The contact has no Telegram chat with the bot")
     return chat_id
 
 
@@ -85,7 +85,7 @@ def calls(message, chat_id):
     elif message.type in MEDIA_METHODS:
         sent = _media(message, chat_id)
     else:
-        raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
+        raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent")
     buttons = (message.metadata or {}).get("buttons")
     if buttons is not None:
         sent[-1][1]["reply_markup"] = {"inline_keyboard": keyboard(buttons)}
@@ -114,19 +114,19 @@ def keyboard(buttons):
     row each) as Telegram's inline keyboard; a press comes back as a
     `button` message with the button's data."""
     if not isinstance(buttons, list) or not 1 <= len(buttons) <= MAX_BUTTONS:
-        raise SendError("INVALID_BUTTONS", f"metadata.buttons must list 1 to {MAX_BUTTONS}", None)
+        raise SendError("INVALID_BUTTONS", f"metadata.buttons must list 1 to {MAX_BUTTONS}")
     return [[_button(button, index)] for index, button in enumerate(buttons)]
 
 
 def _button(button, index):
     where = f"metadata.buttons[{index}]"
     if not isinstance(button, dict) or not isinstance(button.get("text"), str):
-        raise SendError("INVALID_BUTTONS", f"{where} needs a text", None)
+        raise SendError("INVALID_BUTTONS", f"{where} needs a text")
     data, url = button.get("data"), button.get("url")
     if isinstance(url, str) and url.startswith(("https://", "http://")):
         return {"text": button["text"], "url": url}
     if not isinstance(data, str) or not 1 <= len(data.encode()) <= 64:
-        raise SendError("INVALID_BUTTONS", f"{where} needs data of 1 to 64 bytes, or a url", None)
+        raise SendError("INVALID_BUTTONS", f"{where} needs data of 1 to 64 bytes, or a url")
     return {"text": button["text"], "callback_data": data}
 
 

@@ -35,7 +35,7 @@ def receive(channel_id, callback, bound=None):
     given = callback.headers.get(HEADER)
     if not given:
         raise Unauthorized(f"The {HEADER} header is missing.", code="MISSING_SECRET_TOKEN")
-    expected = channel.settings.get("secret_token") or ""
+    expected = channel.settings.get("secret_token")
     if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
         raise Unauthorized(
             f"{HEADER} is not the secret this channel gave setWebhook.",

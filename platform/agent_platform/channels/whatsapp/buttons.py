@@ -19,7 +19,7 @@ def interactive(text, metadata):
     """The `interactive` object of the request body."""
     given = metadata["buttons"]
     if not isinstance(given, list) or not 1 <= len(given) <= MAX_ROWS:
-        raise SendError("INVALID_BUTTONS", f"metadata.buttons must list 1 to {MAX_ROWS}", None)
+        raise SendError("INVALID_BUTTONS", f"metadata.buttons must list 1 to {MAX_ROWS}")
     buttons = [_checked(button, index) for index, button in enumerate(given)]
     body = {"text": (text or "")[:BODY_CHARS] or "…"}
     if len(buttons) <= MAX_BUTTONS and all(len(t) <= BUTTON_CHARS for t, _ in buttons):
@@ -45,9 +45,9 @@ def _checked(button, index):
     where = f"metadata.buttons[{index}]"
     text = button.get("text") if isinstance(button, dict) else None
     if not isinstance(text, str) or not text.strip():
-        raise SendError("INVALID_BUTTONS", f"{where} needs a text", None)
+        raise SendError("INVALID_BUTTONS", f"{where} needs a text")
     data = button.get("data")
     if not isinstance(data, str) or not 1 <= len(data) <= ID_CHARS:
         reason = f"{where} needs data of 1 to {ID_CHARS} characters (no url buttons)"
-        raise SendError("INVALID_BUTTONS", reason, None)
+        raise SendError("INVALID_BUTTONS", reason)
     return button["text"].strip(), data

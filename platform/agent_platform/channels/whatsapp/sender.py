@@ -107,7 +107,7 @@ def message_body(message, to):
     elif message.type == "template":
         body.update(type="template", template=template_body(message.metadata["template"]))
     else:
-        raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent", None)
+        raise SendError("UNSUPPORTED_TYPE", f"A {message.type} message cannot be sent")
     replied = _replied_external_id(message)
     if replied:
         body["context"] = {"message_id": replied}
