@@ -9,8 +9,8 @@ of the previous answer (so most are the cheap 204), each after the pause
 the previous answer's X-Poll-After gives (1 s while the visitor's message
 awaits its answer, else 5 s) or, from a service that gives none, every
 second for 30 s after the visitor wrote or was answered and every 5 s after
-that. Each widget sends a message every 20 to 40 s, the first within 30 s
-of the start.
+that. Each widget sends a message every 20 to 40 s (--every LOW-HIGH), the
+first within 30 s of the start (within the mean interval).
 They run in one asyncio loop of this process, on keep-alive connections.
 
 Figures:
@@ -104,7 +104,7 @@ class Figures:
         self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
 
 
-async def widget(port, channel, figures, stop_at, old_script):
+async def widget(port, channel, figures, stop_at, old_script, every):
     connection = Connection(port)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
@@ -112,7 +112,7 @@ async def widget(port, channel, figures, stop_at, old_script):
     headers = {"X-Visitor-Token": started["data"]["visitor_token"]}
     since = tag = None
     waiting, count, active_until = {}, 0, 0.0
-    next_send = time.monotonic() + random.uniform(0, 30)
+    next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
     while time.monotonic() < stop_at:
         if time.monotonic() >= next_send:
             count += 1
@@ -121,7 +121,7 @@ async def widget(port, channel, figures, stop_at, old_script):
             if status == 201:
                 waiting[sent["data"]["id"]] = time.monotonic()
             active_until = time.monotonic() + ACTIVE_FOR
-            next_send = time.monotonic() + random.uniform(20, 40)
+            next_send = time.monotonic() + random.uniform(*every)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
         status, changed = await connection.request("GET", base + "messages" + query, headers)
         figures.polls += 1
@@ -173,13 +173,18 @@ def setup(service):
     return channel["id"]
 
 
-def run_widgets(port, channel, count, seconds, figures, old_script):
+def run_widgets(port, channel, count, seconds, figures, old_script, every):
     async def all_of_them():
         stop_at = time.monotonic() + seconds
-        widgets = (widget(port, channel, figures, stop_at, old_script) for _ in range(count))
+        widgets = (widget(port, channel, figures, stop_at, old_script, every) for _ in range(count))
         await asyncio.gather(*widgets)
 
     asyncio.run(all_of_them())
+
+
+def seconds_range(text):
+    low, _, high = text.partition("-")
+    return float(low), float(high or low)
 
 
 def me_p99(service, seconds):
@@ -194,6 +199,9 @@ def main():
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
+    parser.add_argument(
+        "--every", type=seconds_range, default=(20, 40), help="LOW-HIGH seconds between messages"
+    )
     options = parser.parse_args()
     environ = {
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
@@ -225,6 +233,7 @@ def main():
                 options.seconds,
                 figures,
                 options.old_script,
+                options.every,
             ),
         )
         started = time.monotonic()
@@ -299,7 +308,11 @@ def percentile(values, fraction):
 def report(options, figures, quiet, loaded, elapsed):
     visible = sorted(figures.visible)
     polls = max(figures.polls, 1)
-    print(f"{options.widgets} widgets for {elapsed:.0f} s on one serve process")
+    low, high = options.every
+    print(
+        f"{options.widgets} widgets for {elapsed:.0f} s on one serve process, "
+        f"a message every {low:g}-{high:g} s each ({len(figures.visible) / elapsed:.1f}/s answered)"
+    )
     print(
         f"  polls: {figures.polls / elapsed:.0f}/s, {figures.not_modified / polls:.1%} "
         f"answered 204, {figures.errors} errors"
