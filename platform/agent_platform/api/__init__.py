@@ -66,10 +66,30 @@ ROOT_BLUEPRINTS += [inbound.blp, media.blp]
 
 
 class Api(SmorestApi):
+    """flask-smorest's Api, serving `document` (a finished APISpec) when
+    given instead of building its own while the blueprints register."""
+
     ERROR_SCHEMA = ErrorSchema
+
+    def __init__(self, app, document=None):
+        self.document = document
+        super().__init__(app)
+
+    def register_blueprint(self, blp, **options):
+        if self.document is None:
+            return super().register_blueprint(blp, **options)
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        return self._app.register_blueprint(blp, **options)
 
     def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
+
+
+# The OpenAPI document depends on the code and the version only, and building
+# it was two thirds of create_app's time (the test suite makes an app per
+# test): the first app of a process builds it, the next ones serve it too.
+_DOCUMENTS = {}
 
 
 def openapi_settings(version):
@@ -102,14 +122,20 @@ def _query_style(converter, field, **kwargs):
 
 
 def init_api(app):
-    api = Api(app)
-    # Documented as a standard format, which clients and generators know.
-    api.register_field(fields.Url, "string", "uri")
-    api.ma_plugin.converter.add_parameter_attribute_function(_query_style)
+    built = _DOCUMENTS.get(app.config["API_VERSION"])
+    api = Api(app, built)
+    if built is None:
+        # Documented as a standard format, which clients and generators know.
+        api.register_field(fields.Url, "string", "uri")
+        api.ma_plugin.converter.add_parameter_attribute_function(_query_style)
     for blueprint in V1_BLUEPRINTS:
         api.register_blueprint(blueprint, url_prefix="/v1" + blueprint.url_prefix)
     for blueprint in ROOT_BLUEPRINTS:
         api.register_blueprint(blueprint)
+    if built is None:
+        _DOCUMENTS[app.config["API_VERSION"]] = api.spec
+    else:
+        api.spec = built
     app.register_blueprint(docs.blp)
     app.register_blueprint(widget.blp)  # the website widget's own protocol
     app.register_error_handler(ApiError, errors.handle_api_error)
