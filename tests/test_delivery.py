@@ -301,6 +301,29 @@ def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
     assert deliveries_of(hook["id"])[0].status == "succeeded"
 
 
+def test_a_connection_error_is_reported_whole_up_to_300_characters(caller, receiver):
+    receiver.close()  # nothing listens: every test below is refused
+
+    def error_for(path):
+        hook = register(caller, receiver.url + path)
+        return caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]["error"]
+
+    prefix = "connection error: "
+    probe = error_for("-x")
+    assert probe.startswith(prefix + "ConnectionError: ") and probe.endswith('refused"))')
+    # The error names the URL's path: a longer path makes the text as long as wanted.
+    text = probe.removeprefix(prefix)
+
+    def text_of(length):
+        path = "-" + "x" * (length - len(text) + 1)
+        return path, text.replace("/hook-x ", f"/hook{path} ")
+
+    path, whole = text_of(300)
+    assert len(whole) == 300 and error_for(path) == prefix + whole
+    path, too_long = text_of(301)
+    assert error_for(path) == prefix + too_long[:297] + "..."
+
+
 def test_send_time_guard_refuses_a_target_turned_private(app, caller, hook, receiver):
     app.config["WEBHOOKS_ALLOW_PRIVATE_TARGETS"] = False
     raise_event(caller.workspace_id, now=T0)
