@@ -415,6 +415,60 @@ def test_pending_deliveries_end_when_the_webhook_is_deactivated(caller, hook, re
     assert receiver.requests == []
 
 
+def test_deactivation_ends_only_that_webhooks_pending_deliveries(caller, hook, receiver):
+    from agent_platform.services import webhooks
+
+    elsewhere = register(caller, receiver.url + "/elsewhere")
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)  # delivered to both
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=at(1))
+    delivery.deliver_due(now=at(1))  # failed once at both: retried at 6 s
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": False}, now=at(3))
+    done, ended = deliveries_of(hook["id"])
+    assert (done.status, done.completed_at, done.updated_at) == ("succeeded", T0, T0)
+    assert (ended.status, ended.next_attempt_at, ended.completed_at, ended.updated_at) == (
+        "failed",
+        None,
+        at(3),
+        at(3),
+    )
+    assert [(row.status, row.next_attempt_at) for row in deliveries_of(elsewhere["id"])] == [
+        ("succeeded", None),
+        ("pending", at(6)),
+    ]
+
+
+def test_a_send_in_flight_when_deactivated_loses_its_delivery(caller, hook, receiver):
+    from agent_platform.services import webhooks
+
+    raise_event(caller.workspace_id, now=T0)
+    (in_flight,) = claims.claim_due(now=T0)  # a process is sending it (lease: 60 s)
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": False}, now=at(1))
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": True}, now=at(2))
+    assert webhooks.recover(caller.workspace_id, hook["id"], T0, now=at(2))["redelivered"] == 1
+    # The old send answers late: its attempt is logged, the delivery is no longer its own.
+    late = attempts.Outcome(True, 200, 1)
+    settings = delivery_settings.current_settings()
+    assert attempts.record_attempt(in_flight, late, at(3), settings) == (None, False)
+    assert delivery.deliver_due(now=at(3)) == 1  # sent again at once, not when the lease ends
+    (row,) = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_the_policy_ends_the_deliveries_queued_behind_the_last_failure(app, caller, hook, receiver):
+    app.config.update(WEBHOOKS_FAILURE_POLICY="deactivate", WEBHOOKS_DEACTIVATE_AFTER=1)
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=T0)
+    raise_event(caller.workspace_id, now=T0)
+    assert delivery.deliver_due(now=at(1)) == 1
+    sent, queued = deliveries_of(hook["id"])
+    assert (sent.status, sent.attempt_count, sent.completed_at) == ("failed", 1, at(1))
+    assert (queued.status, queued.attempt_count, queued.completed_at) == ("failed", 0, at(1))
+    assert queued.updated_at == at(1)
+
+
 # --- leases, ordering ----------------------------------------------------------------
 
 
