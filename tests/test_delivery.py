@@ -5,6 +5,7 @@ import base64
 import hashlib
 import hmac
 import json
+import time
 from datetime import datetime, timedelta
 from email import message_from_bytes
 
@@ -229,6 +230,7 @@ def test_alternative_schedule_retries_at_once_then_1_5_15_60_minutes(app, caller
 def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     receiver.reply(
         Reply(429, headers={"Retry-After": "120"}),
+        Reply(503, headers={"Retry-After": "30"}),
         Reply(503, headers={"Retry-After": "1"}),
         Reply(500, headers={"Retry-After": "999"}),
     )
@@ -236,9 +238,11 @@ def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     delivery.deliver_due(now=T0)
     assert deliveries_of(hook["id"])[0].next_attempt_at == at(120)  # 429: longer than 5
     delivery.deliver_due(now=at(120))
-    assert deliveries_of(hook["id"])[0].next_attempt_at == at(135)  # 503: 1 < 15
-    delivery.deliver_due(now=at(135))
-    assert deliveries_of(hook["id"])[0].next_attempt_at == at(195)  # 500: ignored
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(150)  # 503: longer than 15
+    delivery.deliver_due(now=at(150))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(210)  # 503: 1 < 60
+    delivery.deliver_due(now=at(210))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(510)  # 500: ignored
 
 
 @pytest.mark.parametrize(
@@ -274,17 +278,47 @@ def test_what_counts_as_failure(app, caller, hook, receiver):
     )
     for _ in range(4):
         raise_event(caller.workspace_id, now=T0)
+    started = time.monotonic()
     delivery.deliver_due(now=T0)
+    job_ms = (time.monotonic() - started) * 1000
     rows = deliveries_of(hook["id"])
     attempts = [DeliveryAttempt.get(DeliveryAttempt.delivery == row.id) for row in rows]
     assert [row.status for row in rows] == ["failed", "failed", "failed", "succeeded"]
+    assert [a.success for a in attempts] == [False, False, False, True]
     assert [a.http_status for a in attempts] == [302, 404, None, 204]
-    assert attempts[0].error.startswith("HTTP 302")
+    assert [a.error for a in attempts] == [
+        "HTTP 302 Found",
+        "HTTP 404 Not Found",
+        "timeout: no answer in 1 s",
+        None,
+    ]
     assert attempts[1].response_body == "n" * 1024  # only the first 1 KB is kept
-    assert attempts[2].error.startswith("timeout")
-    assert attempts[3].success is True and attempts[3].error is None
     assert all(a.response_time_ms is not None for a in attempts)
-    assert attempts[2].response_time_ms >= 1000
+    assert 1000 <= attempts[2].response_time_ms <= job_ms  # the time the attempt took
+
+
+@pytest.mark.parametrize(
+    ("status", "success", "error"),
+    [
+        (200, True, None),
+        (299, True, None),
+        (300, False, "HTTP 300 Multiple Choices"),
+        (599, False, "HTTP 599"),  # an answer with no reason phrase: none is invented
+    ],
+)
+def test_any_2xx_succeeds_and_a_failure_names_status_and_reason(
+    caller, hook, receiver, status, success, error
+):
+    receiver.reply(Reply(status))
+    result = caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]
+    assert (result["success"], result["http_status"], result["error"]) == (success, status, error)
+
+
+def test_an_answer_not_in_utf8_is_kept_with_replacement_characters(caller, hook, receiver):
+    # Latin-1, then UTF-8 cut in the middle of a character by the 1 KB kept.
+    receiver.reply(Reply(500, body=b"caf\xe9 " + "é".encode() * 600))
+    result = caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]
+    assert result["response_body"] == "caf\ufffd " + "é" * 509 + "\ufffd"
 
 
 def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
@@ -294,7 +328,8 @@ def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
     delivery.deliver_due(now=T0)
     row, _ = _attempt_times(hook["id"])
     attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
-    assert attempt.error.startswith("connection error")
+    assert (attempt.success, attempt.http_status) == (False, None)
+    assert attempt.error.startswith("connection error") and attempt.response_time_ms is not None
     assert (row.status, row.next_attempt_at) == ("pending", at(5))
     receiver.__init__(port=receiver.port)  # the receiver comes back on the same port
     delivery.deliver_due(now=at(5))
@@ -330,7 +365,9 @@ def test_send_time_guard_refuses_a_target_turned_private(app, caller, hook, rece
     delivery.deliver_due(now=T0)
     row, _ = _attempt_times(hook["id"])
     attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
+    assert (attempt.success, attempt.http_status) == (False, None)
     assert "URL refused" in attempt.error and "loopback" in attempt.error
+    assert attempt.response_time_ms is not None
     assert receiver.requests == []
 
 
