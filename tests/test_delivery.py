@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta
 from email import message_from_bytes
 
@@ -521,9 +522,52 @@ def test_a_crashed_attempt_is_claimed_again_after_its_lease(caller, hook, receiv
     assert (row.status, row.attempt_count) == ("succeeded", 1)
     # The dead process's late record cannot move the delivery any more.
     stale = attempts.Outcome(False, 500, 1, "HTTP 500")
-    attempts.record_attempt(claimed, stale, at(61), delivery_settings.current_settings())
+    settings = delivery_settings.current_settings()
+    assert attempts.record_attempt(claimed, stale, at(61), settings) == (None, False)
     row = deliveries_of(hook["id"])[0]
     assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_recording_says_which_alert_to_send_and_whether_the_claim_holds(app, caller, hook):
+    # What the job acts on: an alert to send, and whether to go on with the batch.
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    settings = delivery_settings.current_settings()
+    for _ in range(4):
+        raise_event(caller.workspace_id, now=T0)
+    sent, failed, ignored, orphan = claims.claim_due(now=T0)
+    ok, down = attempts.Outcome(True, 200, 3), attempts.Outcome(False, 500, 3, "HTTP 500")
+    assert attempts.record_attempt(sent, ok, T0, settings) == (None, True)
+    assert attempts.record_attempt(failed, down, at(1), settings) == (
+        {
+            "webhook_id": hook["id"],
+            "workspace_id": caller.workspace_id,
+            "url": hook["url"],
+            "description": "",
+            "consecutive_failures": 1,
+            "at": "2030-01-01T12:00:01.000000Z",
+        },
+        True,
+    )
+    patient = replace(settings, policy="deactivate")  # not yet: 2 of 5
+    assert attempts.record_attempt(ignored, down, at(2), patient) == (None, True)
+    caller.delete(f"/v1/webhooks/{hook['id']}")
+    assert attempts.record_attempt(orphan, ok, at(3), settings) == (None, False)
+
+
+def test_a_failure_marks_only_its_own_webhook(caller, hook, receiver):
+    down = Receiver(default=Reply(500))
+    try:
+        failing = register(caller, down.url)
+        raise_event(caller.workspace_id, now=T0)
+        delivery.deliver_due(now=T0)
+
+        def last_failure_of(webhook):
+            return caller.get(f"/v1/webhooks/{webhook['id']}").get_json()["data"]["last_failure_at"]
+
+        assert last_failure_of(failing) == "2030-01-01T12:00:00.000000Z"
+        assert last_failure_of(hook) is None
+    finally:
+        down.close()
 
 
 def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
@@ -632,5 +676,8 @@ def test_failed_attempts_are_logged_with_their_ids_and_reason(app, caller, hook,
         assert (record.workspace_id, record.webhook_id) == (caller.workspace_id, hook["id"])
         assert (record.delivery_id, record.event_id) == (row.id, row.event_id)
         assert (record.attempt, record.http_status) == (number, 503)
-        assert record.reason.startswith("HTTP 503")
-    assert f"delivery {row.id}" in logged[1].getMessage()
+        assert record.reason == "HTTP 503 Service Unavailable"
+    assert logged[1].getMessage() == (
+        f"webhook {hook['id']} delivery {row.id} (event {row.event_id}) attempt 2 failed: "
+        "HTTP 503 Service Unavailable"
+    )
