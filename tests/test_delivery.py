@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import json
 import time
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
 from email import message_from_bytes
@@ -568,6 +569,27 @@ def test_a_failure_marks_only_its_own_webhook(caller, hook, receiver):
         assert last_failure_of(hook) is None
     finally:
         down.close()
+
+
+def test_a_claim_takes_50_deliveries_of_a_webhook_and_goes_on_to_the_next(caller, receiver):
+    busy = register(caller, receiver.url + "/busy")
+    for _ in range(51):
+        raise_event(caller.workspace_id, now=T0)
+    quiet = register(caller, receiver.url + "/quiet")
+    raise_event(caller.workspace_id, now=T0)  # behind the busy webhook's 52 in send order
+    claimed = claims.claim_due(now=T0)
+    assert Counter(item.webhook_id for item in claimed) == {busy["id"]: 50, quiet["id"]: 1}
+    in_order = [row.id for row in deliveries_of(busy["id"])][:50]
+    assert [item.id for item in claimed if item.webhook_id == busy["id"]] == in_order
+
+
+def test_a_claim_for_one_webhook_takes_all_its_due_deliveries(caller, receiver):
+    hooks = [register(caller, f"{receiver.url}/{n}") for n in range(2)]
+    for _ in range(3):
+        raise_event(caller.workspace_id, now=T0)  # one delivery per webhook, in turn
+    claimed = claims.claim_due(now=T0, max_webhooks=1)
+    (chosen,) = {item.webhook_id for item in claimed}
+    assert chosen in {hook["id"] for hook in hooks} and len(claimed) == 3
 
 
 def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
