@@ -592,6 +592,44 @@ def test_a_claim_for_one_webhook_takes_all_its_due_deliveries(caller, receiver):
     assert chosen in {hook["id"] for hook in hooks} and len(claimed) == 3
 
 
+def test_a_webhook_deactivated_by_a_failure_gets_nothing_more_of_its_batch(
+    app, caller, hook, receiver
+):
+    app.config.update(WEBHOOKS_FAILURE_POLICY="deactivate", WEBHOOKS_DEACTIVATE_AFTER=2)
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)  # failed once: the next batch is sent in the failing lane
+    raise_event(caller.workspace_id, now=at(1))
+    raise_event(caller.workspace_id, now=at(1))
+    assert delivery.deliver_due(now=at(2)) == 1  # the second failure deactivates it
+    assert len(receiver.requests) == 2
+    assert [(row.status, row.attempt_count) for row in deliveries_of(hook["id"])] == [
+        ("failed", 1),
+        ("failed", 1),
+        ("failed", 0),
+    ]
+
+
+def test_after_a_failure_the_batch_goes_on_to_the_same_webhook(app, caller, hook, receiver):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [60]
+    second = Receiver()
+    try:
+        other = register(caller, second.url)
+        receiver.reply(Reply(500), Reply(500))
+        raise_event(caller.workspace_id, now=T0)
+        delivery.deliver_due(now=T0)  # the hook failed: its next batch is in the failing lane
+        raise_event(caller.workspace_id, now=at(1))
+        raise_event(caller.workspace_id, now=at(1))
+        assert delivery.deliver_due(now=at(1)) == 4
+        for server, webhook in ((receiver, hook), (second, other)):
+            assert [envelope_of(seen)["webhook_id"] for seen in server.requests] == [
+                webhook["id"]
+            ] * 3
+    finally:
+        second.close()
+
+
 def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
     receiver.reply(Reply(500))  # the first event fails once
     events = [raise_event(caller.workspace_id, data={"n": n}, now=T0) for n in range(12)]
