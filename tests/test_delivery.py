@@ -571,6 +571,15 @@ def test_a_failure_marks_only_its_own_webhook(caller, hook, receiver):
         down.close()
 
 
+def test_a_renewed_lease_ends_its_length_after_the_renewal(caller, hook):
+    raise_event(caller.workspace_id, now=T0)
+    claimed = claims.claim_due(now=T0)
+    # The sending process renews the lease at 30 s, then dies.
+    claims.renew(claimed, at(30), delivery_settings.current_settings())
+    assert claims.claim_due(now=at(89)) == []
+    assert [item.id for item in claims.claim_due(now=at(90))] == [claimed[0].id]
+
+
 def test_a_claim_takes_50_deliveries_of_a_webhook_and_goes_on_to_the_next(caller, receiver):
     busy = register(caller, receiver.url + "/busy")
     for _ in range(51):
