@@ -94,14 +94,14 @@ def test_envelope_and_headers_of_a_delivery(caller, hook, receiver):
     event = raise_event(caller.workspace_id, "contact.updated", {"id": "c9", "n": 1}, now=T0)
     assert delivery.deliver_due(now=T0) == 1
     (got,) = receiver.requests
-    body = envelope_of(got)
-    assert body == {
-        "event": "contact.updated",
-        "timestamp": "2030-01-01T12:00:00.000000Z",
-        "webhook_id": hook["id"],
-        "data": {"id": "c9", "n": 1},
-        "event_id": event.id,
-    }
+    assert (
+        got.body
+        == (  # compact JSON, in this order
+            b'{"event":"contact.updated","timestamp":"2030-01-01T12:00:00.000000Z",'
+            b'"webhook_id":"' + hook["id"].encode() + b'","data":{"id":"c9","n":1},'
+            b'"event_id":"' + event.id.encode() + b'"}'
+        )
+    )
     timestamp = "1893499200"  # T0 in Unix seconds
     assert got.headers["X-Webhook-Timestamp"] == timestamp
     assert got.headers["webhook-timestamp"] == timestamp
