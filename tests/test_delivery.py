@@ -478,6 +478,37 @@ def test_deactivation_ends_only_that_webhooks_pending_deliveries(caller, hook, r
     ]
 
 
+def test_deactivated_while_sending_the_job_stops_at_the_attempt_in_flight(
+    app, caller, hook, receiver
+):
+    import threading
+
+    receiver.reply(Reply(200, delay=0.5))
+    raise_event(caller.workspace_id, now=T0)
+    raise_event(caller.workspace_id, now=T0)
+    made = []
+
+    def run():
+        with app.app_context():
+            made.append(delivery.deliver_due(now=T0))
+
+    job = threading.Thread(target=run)
+    job.start()
+    try:
+        for _ in range(250):  # until the first attempt reaches the receiver
+            if receiver.requests:
+                break
+            threading.Event().wait(0.02)
+        caller.patch(f"/v1/webhooks/{hook['id']}", json={"is_active": False})
+    finally:
+        job.join()
+    assert made == [1] and len(receiver.requests) == 1
+    assert [(row.status, row.attempt_count) for row in deliveries_of(hook["id"])] == [
+        ("failed", 1),
+        ("failed", 0),
+    ]
+
+
 def test_a_send_in_flight_when_deactivated_loses_its_delivery(caller, hook, receiver):
     from agent_platform.services import webhooks
 
