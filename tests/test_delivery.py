@@ -5,6 +5,9 @@ import base64
 import hashlib
 import hmac
 import json
+import time
+from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timedelta
 from email import message_from_bytes
 
@@ -91,14 +94,14 @@ def test_envelope_and_headers_of_a_delivery(caller, hook, receiver):
     event = raise_event(caller.workspace_id, "contact.updated", {"id": "c9", "n": 1}, now=T0)
     assert delivery.deliver_due(now=T0) == 1
     (got,) = receiver.requests
-    body = envelope_of(got)
-    assert body == {
-        "event": "contact.updated",
-        "timestamp": "2030-01-01T12:00:00.000000Z",
-        "webhook_id": hook["id"],
-        "data": {"id": "c9", "n": 1},
-        "event_id": event.id,
-    }
+    assert (
+        got.body
+        == (  # compact JSON, in this order
+            b'{"event":"contact.updated","timestamp":"2030-01-01T12:00:00.000000Z",'
+            b'"webhook_id":"' + hook["id"].encode() + b'","data":{"id":"c9","n":1},'
+            b'"event_id":"' + event.id.encode() + b'"}'
+        )
+    )
     timestamp = "1893499200"  # T0 in Unix seconds
     assert got.headers["X-Webhook-Timestamp"] == timestamp
     assert got.headers["webhook-timestamp"] == timestamp
@@ -229,6 +232,7 @@ def test_alternative_schedule_retries_at_once_then_1_5_15_60_minutes(app, caller
 def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     receiver.reply(
         Reply(429, headers={"Retry-After": "120"}),
+        Reply(503, headers={"Retry-After": "30"}),
         Reply(503, headers={"Retry-After": "1"}),
         Reply(500, headers={"Retry-After": "999"}),
     )
@@ -236,9 +240,11 @@ def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     delivery.deliver_due(now=T0)
     assert deliveries_of(hook["id"])[0].next_attempt_at == at(120)  # 429: longer than 5
     delivery.deliver_due(now=at(120))
-    assert deliveries_of(hook["id"])[0].next_attempt_at == at(135)  # 503: 1 < 15
-    delivery.deliver_due(now=at(135))
-    assert deliveries_of(hook["id"])[0].next_attempt_at == at(195)  # 500: ignored
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(150)  # 503: longer than 15
+    delivery.deliver_due(now=at(150))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(210)  # 503: 1 < 60
+    delivery.deliver_due(now=at(210))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(510)  # 500: ignored
 
 
 @pytest.mark.parametrize(
@@ -274,17 +280,47 @@ def test_what_counts_as_failure(app, caller, hook, receiver):
     )
     for _ in range(4):
         raise_event(caller.workspace_id, now=T0)
+    started = time.monotonic()
     delivery.deliver_due(now=T0)
+    job_ms = (time.monotonic() - started) * 1000
     rows = deliveries_of(hook["id"])
     attempts = [DeliveryAttempt.get(DeliveryAttempt.delivery == row.id) for row in rows]
     assert [row.status for row in rows] == ["failed", "failed", "failed", "succeeded"]
+    assert [a.success for a in attempts] == [False, False, False, True]
     assert [a.http_status for a in attempts] == [302, 404, None, 204]
-    assert attempts[0].error.startswith("HTTP 302")
+    assert [a.error for a in attempts] == [
+        "HTTP 302 Found",
+        "HTTP 404 Not Found",
+        "timeout: no answer in 1 s",
+        None,
+    ]
     assert attempts[1].response_body == "n" * 1024  # only the first 1 KB is kept
-    assert attempts[2].error.startswith("timeout")
-    assert attempts[3].success is True and attempts[3].error is None
     assert all(a.response_time_ms is not None for a in attempts)
-    assert attempts[2].response_time_ms >= 1000
+    assert 1000 <= attempts[2].response_time_ms <= job_ms  # the time the attempt took
+
+
+@pytest.mark.parametrize(
+    ("status", "success", "error"),
+    [
+        (200, True, None),
+        (299, True, None),
+        (300, False, "HTTP 300 Multiple Choices"),
+        (599, False, "HTTP 599"),  # an answer with no reason phrase: none is invented
+    ],
+)
+def test_any_2xx_succeeds_and_a_failure_names_status_and_reason(
+    caller, hook, receiver, status, success, error
+):
+    receiver.reply(Reply(status))
+    result = caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]
+    assert (result["success"], result["http_status"], result["error"]) == (success, status, error)
+
+
+def test_an_answer_not_in_utf8_is_kept_with_replacement_characters(caller, hook, receiver):
+    # Latin-1, then UTF-8 cut in the middle of a character by the 1 KB kept.
+    receiver.reply(Reply(500, body=b"caf\xe9 " + "é".encode() * 600))
+    result = caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]
+    assert result["response_body"] == "caf\ufffd " + "é" * 509 + "\ufffd"
 
 
 def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
@@ -294,11 +330,35 @@ def test_connection_refused_is_recorded_and_retried(app, caller, receiver):
     delivery.deliver_due(now=T0)
     row, _ = _attempt_times(hook["id"])
     attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
-    assert attempt.error.startswith("connection error")
+    assert (attempt.success, attempt.http_status) == (False, None)
+    assert attempt.error.startswith("connection error") and attempt.response_time_ms is not None
     assert (row.status, row.next_attempt_at) == ("pending", at(5))
     receiver.__init__(port=receiver.port)  # the receiver comes back on the same port
     delivery.deliver_due(now=at(5))
     assert deliveries_of(hook["id"])[0].status == "succeeded"
+
+
+def test_a_connection_error_is_reported_whole_up_to_300_characters(caller, receiver):
+    receiver.close()  # nothing listens: every test below is refused
+
+    def error_for(path):
+        hook = register(caller, receiver.url + path)
+        return caller.post(f"/v1/webhooks/{hook['id']}/test").get_json()["data"]["error"]
+
+    prefix = "connection error: "
+    probe = error_for("-x")
+    assert probe.startswith(prefix + "ConnectionError: ") and probe.endswith('refused"))')
+    # The error names the URL's path: a longer path makes the text as long as wanted.
+    text = probe.removeprefix(prefix)
+
+    def text_of(length):
+        path = "-" + "x" * (length - len(text) + 1)
+        return path, text.replace("/hook-x ", f"/hook{path} ")
+
+    path, whole = text_of(300)
+    assert len(whole) == 300 and error_for(path) == prefix + whole
+    path, too_long = text_of(301)
+    assert error_for(path) == prefix + too_long[:297] + "..."
 
 
 def test_send_time_guard_refuses_a_target_turned_private(app, caller, hook, receiver):
@@ -307,7 +367,9 @@ def test_send_time_guard_refuses_a_target_turned_private(app, caller, hook, rece
     delivery.deliver_due(now=T0)
     row, _ = _attempt_times(hook["id"])
     attempt = DeliveryAttempt.get(DeliveryAttempt.delivery == row.id)
+    assert (attempt.success, attempt.http_status) == (False, None)
     assert "URL refused" in attempt.error and "loopback" in attempt.error
+    assert attempt.response_time_ms is not None
     assert receiver.requests == []
 
 
@@ -392,6 +454,91 @@ def test_pending_deliveries_end_when_the_webhook_is_deactivated(caller, hook, re
     assert receiver.requests == []
 
 
+def test_deactivation_ends_only_that_webhooks_pending_deliveries(caller, hook, receiver):
+    from agent_platform.services import webhooks
+
+    elsewhere = register(caller, receiver.url + "/elsewhere")
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)  # delivered to both
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=at(1))
+    delivery.deliver_due(now=at(1))  # failed once at both: retried at 6 s
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": False}, now=at(3))
+    done, ended = deliveries_of(hook["id"])
+    assert (done.status, done.completed_at, done.updated_at) == ("succeeded", T0, T0)
+    assert (ended.status, ended.next_attempt_at, ended.completed_at, ended.updated_at) == (
+        "failed",
+        None,
+        at(3),
+        at(3),
+    )
+    assert [(row.status, row.next_attempt_at) for row in deliveries_of(elsewhere["id"])] == [
+        ("succeeded", None),
+        ("pending", at(6)),
+    ]
+
+
+def test_deactivated_while_sending_the_job_stops_at_the_attempt_in_flight(
+    app, caller, hook, receiver
+):
+    import threading
+
+    receiver.reply(Reply(200, delay=0.5))
+    raise_event(caller.workspace_id, now=T0)
+    raise_event(caller.workspace_id, now=T0)
+    made = []
+
+    def run():
+        with app.app_context():
+            made.append(delivery.deliver_due(now=T0))
+
+    job = threading.Thread(target=run)
+    job.start()
+    try:
+        for _ in range(250):  # until the first attempt reaches the receiver
+            if receiver.requests:
+                break
+            threading.Event().wait(0.02)
+        caller.patch(f"/v1/webhooks/{hook['id']}", json={"is_active": False})
+    finally:
+        job.join()
+    assert made == [1] and len(receiver.requests) == 1
+    assert [(row.status, row.attempt_count) for row in deliveries_of(hook["id"])] == [
+        ("failed", 1),
+        ("failed", 0),
+    ]
+
+
+def test_a_send_in_flight_when_deactivated_loses_its_delivery(caller, hook, receiver):
+    from agent_platform.services import webhooks
+
+    raise_event(caller.workspace_id, now=T0)
+    (in_flight,) = claims.claim_due(now=T0)  # a process is sending it (lease: 60 s)
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": False}, now=at(1))
+    webhooks.update_webhook(caller.workspace_id, hook["id"], {"is_active": True}, now=at(2))
+    assert webhooks.recover(caller.workspace_id, hook["id"], T0, now=at(2))["redelivered"] == 1
+    # The old send answers late: its attempt is logged, the delivery is no longer its own.
+    late = attempts.Outcome(True, 200, 1)
+    settings = delivery_settings.current_settings()
+    assert attempts.record_attempt(in_flight, late, at(3), settings) == (None, False)
+    assert delivery.deliver_due(now=at(3)) == 1  # sent again at once, not when the lease ends
+    (row,) = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_the_policy_ends_the_deliveries_queued_behind_the_last_failure(app, caller, hook, receiver):
+    app.config.update(WEBHOOKS_FAILURE_POLICY="deactivate", WEBHOOKS_DEACTIVATE_AFTER=1)
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=T0)
+    raise_event(caller.workspace_id, now=T0)
+    assert delivery.deliver_due(now=at(1)) == 1
+    sent, queued = deliveries_of(hook["id"])
+    assert (sent.status, sent.attempt_count, sent.completed_at) == ("failed", 1, at(1))
+    assert (queued.status, queued.attempt_count, queued.completed_at) == ("failed", 0, at(1))
+    assert queued.updated_at == at(1)
+
+
 # --- leases, ordering ----------------------------------------------------------------
 
 
@@ -407,9 +554,120 @@ def test_a_crashed_attempt_is_claimed_again_after_its_lease(caller, hook, receiv
     assert (row.status, row.attempt_count) == ("succeeded", 1)
     # The dead process's late record cannot move the delivery any more.
     stale = attempts.Outcome(False, 500, 1, "HTTP 500")
-    attempts.record_attempt(claimed, stale, at(61), delivery_settings.current_settings())
+    settings = delivery_settings.current_settings()
+    assert attempts.record_attempt(claimed, stale, at(61), settings) == (None, False)
     row = deliveries_of(hook["id"])[0]
     assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_recording_says_which_alert_to_send_and_whether_the_claim_holds(app, caller, hook):
+    # What the job acts on: an alert to send, and whether to go on with the batch.
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    settings = delivery_settings.current_settings()
+    for _ in range(4):
+        raise_event(caller.workspace_id, now=T0)
+    sent, failed, ignored, orphan = claims.claim_due(now=T0)
+    ok, down = attempts.Outcome(True, 200, 3), attempts.Outcome(False, 500, 3, "HTTP 500")
+    assert attempts.record_attempt(sent, ok, T0, settings) == (None, True)
+    assert attempts.record_attempt(failed, down, at(1), settings) == (
+        {
+            "webhook_id": hook["id"],
+            "workspace_id": caller.workspace_id,
+            "url": hook["url"],
+            "description": "",
+            "consecutive_failures": 1,
+            "at": "2030-01-01T12:00:01.000000Z",
+        },
+        True,
+    )
+    patient = replace(settings, policy="deactivate")  # not yet: 2 of 5
+    assert attempts.record_attempt(ignored, down, at(2), patient) == (None, True)
+    caller.delete(f"/v1/webhooks/{hook['id']}")
+    assert attempts.record_attempt(orphan, ok, at(3), settings) == (None, False)
+
+
+def test_a_failure_marks_only_its_own_webhook(caller, hook, receiver):
+    down = Receiver(default=Reply(500))
+    try:
+        failing = register(caller, down.url)
+        raise_event(caller.workspace_id, now=T0)
+        delivery.deliver_due(now=T0)
+
+        def last_failure_of(webhook):
+            return caller.get(f"/v1/webhooks/{webhook['id']}").get_json()["data"]["last_failure_at"]
+
+        assert last_failure_of(failing) == "2030-01-01T12:00:00.000000Z"
+        assert last_failure_of(hook) is None
+    finally:
+        down.close()
+
+
+def test_a_renewed_lease_ends_its_length_after_the_renewal(caller, hook):
+    raise_event(caller.workspace_id, now=T0)
+    claimed = claims.claim_due(now=T0)
+    # The sending process renews the lease at 30 s, then dies.
+    claims.renew(claimed, at(30), delivery_settings.current_settings())
+    assert claims.claim_due(now=at(89)) == []
+    assert [item.id for item in claims.claim_due(now=at(90))] == [claimed[0].id]
+
+
+def test_a_claim_takes_50_deliveries_of_a_webhook_and_goes_on_to_the_next(caller, receiver):
+    busy = register(caller, receiver.url + "/busy")
+    for _ in range(51):
+        raise_event(caller.workspace_id, now=T0)
+    quiet = register(caller, receiver.url + "/quiet")
+    raise_event(caller.workspace_id, now=T0)  # behind the busy webhook's 52 in send order
+    claimed = claims.claim_due(now=T0)
+    assert Counter(item.webhook_id for item in claimed) == {busy["id"]: 50, quiet["id"]: 1}
+    in_order = [row.id for row in deliveries_of(busy["id"])][:50]
+    assert [item.id for item in claimed if item.webhook_id == busy["id"]] == in_order
+
+
+def test_a_claim_for_one_webhook_takes_all_its_due_deliveries(caller, receiver):
+    hooks = [register(caller, f"{receiver.url}/{n}") for n in range(2)]
+    for _ in range(3):
+        raise_event(caller.workspace_id, now=T0)  # one delivery per webhook, in turn
+    claimed = claims.claim_due(now=T0, max_webhooks=1)
+    (chosen,) = {item.webhook_id for item in claimed}
+    assert chosen in {hook["id"] for hook in hooks} and len(claimed) == 3
+
+
+def test_a_webhook_deactivated_by_a_failure_gets_nothing_more_of_its_batch(
+    app, caller, hook, receiver
+):
+    app.config.update(WEBHOOKS_FAILURE_POLICY="deactivate", WEBHOOKS_DEACTIVATE_AFTER=2)
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)  # failed once: the next batch is sent in the failing lane
+    raise_event(caller.workspace_id, now=at(1))
+    raise_event(caller.workspace_id, now=at(1))
+    assert delivery.deliver_due(now=at(2)) == 1  # the second failure deactivates it
+    assert len(receiver.requests) == 2
+    assert [(row.status, row.attempt_count) for row in deliveries_of(hook["id"])] == [
+        ("failed", 1),
+        ("failed", 1),
+        ("failed", 0),
+    ]
+
+
+def test_after_a_failure_the_batch_goes_on_to_the_same_webhook(app, caller, hook, receiver):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [60]
+    second = Receiver()
+    try:
+        other = register(caller, second.url)
+        receiver.reply(Reply(500), Reply(500))
+        raise_event(caller.workspace_id, now=T0)
+        delivery.deliver_due(now=T0)  # the hook failed: its next batch is in the failing lane
+        raise_event(caller.workspace_id, now=at(1))
+        raise_event(caller.workspace_id, now=at(1))
+        assert delivery.deliver_due(now=at(1)) == 4
+        for server, webhook in ((receiver, hook), (second, other)):
+            assert [envelope_of(seen)["webhook_id"] for seen in server.requests] == [
+                webhook["id"]
+            ] * 3
+    finally:
+        second.close()
 
 
 def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
@@ -518,5 +776,8 @@ def test_failed_attempts_are_logged_with_their_ids_and_reason(app, caller, hook,
         assert (record.workspace_id, record.webhook_id) == (caller.workspace_id, hook["id"])
         assert (record.delivery_id, record.event_id) == (row.id, row.event_id)
         assert (record.attempt, record.http_status) == (number, 503)
-        assert record.reason.startswith("HTTP 503")
-    assert f"delivery {row.id}" in logged[1].getMessage()
+        assert record.reason == "HTTP 503 Service Unavailable"
+    assert logged[1].getMessage() == (
+        f"webhook {hook['id']} delivery {row.id} (event {row.event_id}) attempt 2 failed: "
+        "HTTP 503 Service Unavailable"
+    )
