@@ -152,6 +152,10 @@ def test_a_body_that_is_no_update_is_refused(client, caller, bot_api):
     secret = bot_api.webhook["secret_token"]
     for body in ({"message": {}}, [1], {"update_id": "1"}):
         assert_error(deliver(client, channel["id"], body, secret), 400, "VALIDATION_ERROR", "body")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"}
+    response = client.post(f"/inbound/telegram/{channel['id']}", data=b"{no", headers=headers)
+    refused = assert_error(response, 400, "VALIDATION_ERROR")
+    assert refused["message"] == "body: is not a JSON document"
 
 
 def test_a_webhook_update_is_stored_once(client, caller, bot_api):
