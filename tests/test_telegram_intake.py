@@ -3,6 +3,9 @@ webhook registration and the secret-checked intake, long polling from the
 stored offset, dedupe by update_id, and every kind of update."""
 
 import json
+import logging
+import re
+import sqlite3
 
 from agent_platform import scheduler
 from agent_platform.channels.telegram import polling, tasks
@@ -36,20 +39,43 @@ def test_polling_is_the_default_and_sets_no_webhook(caller, bot_api):
     assert "setWebhook" not in bot_api.calls()
 
 
-def test_webhook_mode_registers_a_random_secret(caller, bot_api):
+def test_webhook_mode_registers_a_random_secret(app, caller, bot_api):
     channel = telegram_channel(caller, mode="webhook")
     webhook = bot_api.webhook
     assert webhook["url"] == f"{PUBLIC_URL}/inbound/telegram/{channel['id']}"
-    assert len(webhook["secret_token"]) >= 32
+    # 32 random bytes, in the characters Telegram allows in a secret_token.
+    assert re.fullmatch(r"[A-Za-z0-9_-]{43}", webhook["secret_token"])
     assert set(webhook["allowed_updates"]) >= {"message", "edited_message", "callback_query"}
     stored = Channel.get_by_id(channel["id"]).settings["secret_token"]
     assert stored == webhook["secret_token"]
+    assert stored_setting(app, channel["id"], "secret_token").startswith("enc:v1:")
     assert data(caller.get(f"/v1/channels/{channel['id']}"))["settings"]["secret_token_set"]
     logged = data(caller.get(f"/v1/channels/{channel['id']}/events"))
     assert [(e["kind"], e["is_error"]) for e in logged] == [("webhook_set", False)]
+    assert logged[0]["payload"] == {"url": webhook["url"]}
     other = telegram_channel(caller, mode="webhook", agent=False, name="Other")
     assert bot_api.webhook["secret_token"] != stored  # each channel its own
     assert other["id"] != channel["id"]
+
+
+def stored_setting(app, channel_id, name):
+    """A setting as the database file holds it, read with sqlite3 itself."""
+    connection = sqlite3.connect(app.config["DATABASE_PATH"])
+    try:
+        query = "SELECT settings FROM channel WHERE id = ?"
+        [(text,)] = connection.execute(query, (channel_id,)).fetchall()
+    finally:
+        connection.close()
+    return json.loads(text)[name]
+
+
+def test_the_webhook_url_keeps_the_public_urls_path(app, caller, bot_api):
+    # Behind a proxy under a path, given with a trailing slash: that slash
+    # alone goes (not the letters before it, nor a slash in front).
+    app.config["SERVER_PUBLIC_URL"] = "https://example.com/LojaX/"
+    channel = telegram_channel(caller, mode="webhook")
+    expected = f"https://example.com/LojaX/inbound/telegram/{channel['id']}"
+    assert bot_api.webhook["url"] == expected
 
 
 def test_deleting_the_channel_deletes_its_webhook(caller, bot_api):
@@ -67,9 +93,15 @@ def test_webhook_mode_needs_an_https_public_url(app, caller, bot_api):
     assert data(caller.get("/v1/channels")) == [] and bot_api.calls() == []
 
 
-def test_a_webhook_telegram_refuses_is_a_channel_error(caller, bot_api):
+def test_a_webhook_telegram_refuses_is_a_channel_error(caller, bot_api, caplog):
     bot_api.refuse["setWebhook"] = (400, "Bad Request: bad webhook: Failed to resolve host")
-    channel = telegram_channel(caller, mode="webhook")
+    with caplog.at_level(logging.WARNING, logger="agent_platform.telegram"):
+        channel = telegram_channel(caller, mode="webhook")
+    [line] = [r.getMessage() for r in caplog.records if r.name == "agent_platform.telegram"]
+    assert line == (
+        f"Telegram setWebhook failed on channel {channel['id']}: "
+        "400: Bad Request: bad webhook: Failed to resolve host"
+    )
     [(_, event)] = events(caller.workspace_id, "channel.error")
     assert event["id"] == channel["id"]
     assert "Failed to resolve host" in event["error"]["title"]
@@ -120,6 +152,10 @@ def test_a_body_that_is_no_update_is_refused(client, caller, bot_api):
     secret = bot_api.webhook["secret_token"]
     for body in ({"message": {}}, [1], {"update_id": "1"}):
         assert_error(deliver(client, channel["id"], body, secret), 400, "VALIDATION_ERROR", "body")
+    headers = {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"}
+    response = client.post(f"/inbound/telegram/{channel['id']}", data=b"{no", headers=headers)
+    refused = assert_error(response, 400, "VALIDATION_ERROR")
+    assert refused["message"] == "body: is not a JSON document"
 
 
 def test_a_webhook_update_is_stored_once(client, caller, bot_api):

@@ -143,6 +143,15 @@ def test_a_channel_without_token_refuses_messages(caller):
     assert_error(response, 409, "CHANNEL_CANNOT_SEND", "settings.bot_token")
 
 
+def test_a_template_message_is_refused_on_telegram(caller, bot_api, chat):
+    template = {"name": "hi", "language": "en"}
+    refused = assert_error(
+        post(caller, chat, type="template", template=template), 400, "VALIDATION_ERROR"
+    )
+    assert refused["message"] == "type: template messages are sent on WhatsApp channels only"
+    assert Message.select().where(Message.direction == "outbound").count() == 0
+
+
 def test_a_contact_who_never_wrote_to_the_bot_fails_with_no_recipient(caller, bot_api):
     channel = telegram_channel(caller)
     contact = make_contact(caller, name="Bia", phone="+5511911112222")

@@ -164,6 +164,9 @@ def test_a_long_text_is_cut_after_its_last_separator():
     assert parts == [text[:3401], text[3401:]]
     lines = "a" * 3000 + "\n" + "b" * 500 + "\n" + "c" * 1000
     assert split(lines) == ["a" * 3000 + "\n" + "b" * 500 + "\n", "c" * 1000]
+    # A newline past the limit is in the next part: the space before it counts.
+    later = "a" * 3000 + " " + "b" * 2000 + "\n" + "c" * 10
+    assert split(later) == [later[:3001], later[3001:]]
 
 
 def test_a_separator_in_the_first_half_is_not_used():

@@ -51,16 +51,15 @@ def _sent(api, method, params, chat_id, ids):
             error.code, error.title, details, error.retryable, error.retry_after, progress
         ) from None
     if not isinstance(result, dict) or "message_id" not in result:
-        raise SendError(
-            "INVALID_RESPONSE", "The Bot API gave no message_id", None, True, None, progress
-        )
+        title = "The Bot API gave no message_id"
+        raise SendError("INVALID_RESPONSE", title, retryable=True, metadata=progress)
     return f"{chat_id}:{result['message_id']}"
 
 
 def _token(channel):
     token = channel.settings.get("bot_token")
     if not token:
-        raise SendError("CHANNEL_NOT_CONFIGURED", "The channel has no bot_token", None, False)
+        raise SendError("CHANNEL_NOT_CONFIGURED", "The channel has no bot_token")
     return token
 
 

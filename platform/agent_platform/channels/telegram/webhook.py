@@ -58,31 +58,33 @@ def register(channel):
         "secret_token": secret,
         "allowed_updates": ALLOWED_UPDATES,
     }
-    _recorded(channel, "setWebhook", params, "webhook_set", {"url": params["url"]})
+    _recorded(channel, "setWebhook", "webhook_set", {"url": params["url"]}, params)
 
 
 def unregister(channel, token):
     """deleteWebhook for the bot of `token` (the channel's, or the one it had)."""
-    _recorded(channel, "deleteWebhook", {}, "webhook_deleted", {}, token)
+    _recorded(channel, "deleteWebhook", "webhook_deleted", {}, token=token)
 
 
 def _new_secret(channel):
     secret = secrets.token_urlsafe(32)
+    # An UPDATE of the settings alone: the secret is no change of the
+    # user's, so updated_at stays (save() would move it).
     with transaction():
-        stored = Channel.get_by_id(channel.id)
-        stored.settings = {**stored.settings, "secret_token": secret}
-        stored.save(only=[Channel.settings], keep_updated_at=True)
-    channel.settings = stored.settings
+        settings = {**Channel.get_by_id(channel.id).settings, "secret_token": secret}
+        Channel.update(settings=settings).where(Channel.id == channel.id).execute()
+    channel.settings = settings
     return secret
 
 
-def _recorded(channel, method, params, kind, details, token=None):
+def _recorded(channel, method, kind, details, params=None, token=None):
+    """Call `method`; its outcome goes to the channel's event log (`kind`
+    with `details`), a failure also to the log and channel.error."""
     try:
         client(token or channel.settings["bot_token"]).call(method, params)
     except BotApiError as error:
         log.warning("Telegram %s failed on channel %s: %s", method, channel.id, error)
         channel_error(channel, f"{method}_failed", error.as_dict())
-        return False
+        return
     with transaction():
         ChannelEvent.record(channel.id, kind, details)
-    return True
