@@ -203,11 +203,42 @@ def test_a_timeout_is_retried(app, caller, conversation, graph):
     assert (waiting.status, waiting.error["code"]) == ("queued", "TIMEOUT")
 
 
-def test_an_answer_without_message_id_is_retried(caller, conversation, graph):
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"messaging_product": "whatsapp"},
+        {"messaging_product": "whatsapp", "messages": []},
+        {"messaging_product": "whatsapp", "messages": ["wamid.OUT1"]},
+        {"messaging_product": "whatsapp", "messages": [{}]},
+        {"messaging_product": "whatsapp", "messages": [{"id": ""}]},
+    ],
+)
+def test_an_answer_without_message_id_is_retried(caller, conversation, graph, answer):
     message = queue(caller, conversation)
-    graph.script.append(Scripted(200, {"messaging_product": "whatsapp"}))
+    graph.script.append(Scripted(200, answer))
     sending.send_queued()
-    assert Message.get_by_id(message["id"]).error["code"] == "INVALID_RESPONSE"
+    waiting = shown(caller, message)
+    assert waiting["status"] == "queued"
+    assert waiting["error"] == {
+        "code": "INVALID_RESPONSE",
+        "title": "The Graph API gave no message id",
+        "details": answer,  # what Meta answered, to see why
+    }
+
+
+def test_a_stored_message_of_a_type_whatsapp_cannot_send_fails(caller, conversation, graph):
+    """A row the API would not queue (an older version's, say)."""
+    message = queue(caller, conversation)
+    Message.update(type="location").where(Message.id == message["id"]).execute()
+    sending.send_queued()
+    failed = shown(caller, message)
+    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
+    assert failed["error"] == {
+        "code": "UNSUPPORTED_TYPE",
+        "title": "A location message cannot be sent",
+        "details": None,
+    }
+    assert graph.requests == []
 
 
 def test_a_channel_without_credentials_refuses_messages(caller, graph):
