@@ -76,6 +76,7 @@ def test_media_by_link_with_captions_where_whatsapp_has_them(caller, conversatio
         type="image",
         media_url="https://cdn.example.com/a.jpg",
         caption="New!",
+        metadata={"filename": "a.jpg"},  # only a document's goes to WhatsApp
     )
     queue(
         caller, conversation, type="audio", media_url="https://cdn.example.com/a.ogg", caption="x"
@@ -202,11 +203,42 @@ def test_a_timeout_is_retried(app, caller, conversation, graph):
     assert (waiting.status, waiting.error["code"]) == ("queued", "TIMEOUT")
 
 
-def test_an_answer_without_message_id_is_retried(caller, conversation, graph):
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"messaging_product": "whatsapp"},
+        {"messaging_product": "whatsapp", "messages": []},
+        {"messaging_product": "whatsapp", "messages": ["wamid.OUT1"]},
+        {"messaging_product": "whatsapp", "messages": [{}]},
+        {"messaging_product": "whatsapp", "messages": [{"id": ""}]},
+    ],
+)
+def test_an_answer_without_message_id_is_retried(caller, conversation, graph, answer):
     message = queue(caller, conversation)
-    graph.script.append(Scripted(200, {"messaging_product": "whatsapp"}))
+    graph.script.append(Scripted(200, answer))
     sending.send_queued()
-    assert Message.get_by_id(message["id"]).error["code"] == "INVALID_RESPONSE"
+    waiting = shown(caller, message)
+    assert waiting["status"] == "queued"
+    assert waiting["error"] == {
+        "code": "INVALID_RESPONSE",
+        "title": "The Graph API gave no message id",
+        "details": answer,  # what Meta answered, to see why
+    }
+
+
+def test_a_stored_message_of_a_type_whatsapp_cannot_send_fails(caller, conversation, graph):
+    """A row the API would not queue (an older version's, say)."""
+    message = queue(caller, conversation)
+    Message.update(type="location").where(Message.id == message["id"]).execute()
+    sending.send_queued()
+    failed = shown(caller, message)
+    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
+    assert failed["error"] == {
+        "code": "UNSUPPORTED_TYPE",
+        "title": "A location message cannot be sent",
+        "details": None,
+    }
+    assert graph.requests == []
 
 
 def test_a_channel_without_credentials_refuses_messages(caller, graph):
@@ -222,15 +254,83 @@ def test_a_channel_without_credentials_refuses_messages(caller, graph):
     assert graph.requests == []
 
 
-def test_credentials_removed_after_queueing_fail_the_message(caller, channel, graph):
+@pytest.mark.parametrize(
+    "unset, title",
+    [
+        ({"access_token": None}, "The channel has no access_token"),
+        (
+            {"access_token": None, "phone_number_id": None},
+            "The channel has no phone_number_id or access_token",
+        ),
+    ],
+)
+def test_credentials_removed_after_queueing_fail_the_message(caller, channel, graph, unset, title):
     contact = make_contact(caller, name="Bia", phone="+" + CUSTOMER)
     message = queue(caller, make_conversation(caller, contact["id"], channel["id"]))
-    unset = {"settings": {"access_token": None}}
-    assert caller.patch(f"/v1/channels/{channel['id']}", json=unset).status_code == 200
+    patched = caller.patch(f"/v1/channels/{channel['id']}", json={"settings": unset})
+    assert patched.status_code == 200
     sending.send_queued()
     failed = shown(caller, message)
-    assert (failed["status"], failed["error"]["code"]) == ("failed", "CHANNEL_NOT_CONFIGURED")
+    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
+    assert failed["error"] == {"code": "CHANNEL_NOT_CONFIGURED", "title": title, "details": None}
     assert graph.requests == []
+
+
+def test_the_recipient_is_the_wa_id_seen_on_this_channel_else_any_else_the_phone(
+    client, caller, channel, graph
+):
+    contact = make_contact(
+        caller,
+        name="Bia",
+        phone="+" + CUSTOMER,
+        identities=[{"type": "whatsapp", "external_id": "5511977776666"}],
+    )
+    conversation = make_conversation(caller, contact["id"], channel["id"])
+    queue(caller, conversation, text="To the WhatsApp id given through the API")
+    sending.send_queued()
+    # She writes to this number from her phone's WhatsApp: a second id, seen here.
+    received(client, channel["id"], messages_payload(text(sender=CUSTOMER)))
+    queue(caller, conversation, text="To the one she wrote from")
+    sending.send_queued()
+    assert [body["to"] for body in graph.sent()] == ["5511977776666", CUSTOMER]
+
+
+def test_a_contact_with_no_whatsapp_id_or_phone_fails_with_no_recipient(caller, channel, graph):
+    contact = make_contact(caller, name="Bia", email="bia@example.com")
+    message = queue(caller, make_conversation(caller, contact["id"], channel["id"]))
+    sending.send_queued()
+    failed = shown(caller, message)
+    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
+    assert failed["error"] == {
+        "code": "NO_RECIPIENT",
+        "title": "The contact has no WhatsApp id or phone",
+        "details": None,
+    }
+    assert graph.requests == []
+
+
+def test_buttons_go_as_an_interactive_message(caller, conversation, graph):
+    buttons = [{"text": "Delivery", "data": "way:1"}, {"text": "Pick up", "data": "way:2"}]
+    queue(caller, conversation, text="How do you want it?", metadata={"buttons": buttons})
+    assert sending.send_queued() == 1
+    assert graph.sent() == [
+        {
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": CUSTOMER,
+            "type": "interactive",
+            "interactive": {
+                "type": "button",
+                "body": {"text": "How do you want it?"},
+                "action": {
+                    "buttons": [
+                        {"type": "reply", "reply": {"id": "way:1", "title": "Delivery"}},
+                        {"type": "reply", "reply": {"id": "way:2", "title": "Pick up"}},
+                    ]
+                },
+            },
+        }
+    ]
 
 
 def test_verify_checks_the_credentials_and_raises_channel_connected(caller, channel, graph):

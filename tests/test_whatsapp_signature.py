@@ -27,6 +27,7 @@ def test_the_header_matches_in_any_case_and_spacing(header):
         (BODY + b" ", f"sha256={HEX}", SECRET),  # the body re-serialised
         (BODY, f"sha256={HEX}", "another-secret"),
         (BODY, f"sha1={HEX}", SECRET),
+        (BODY, f"sha384={HEX}", SECRET),  # another prefix as long as sha256=
         (BODY, HEX, SECRET),
         (BODY, f"sha256={HEX[:-1]}", SECRET),
         (BODY, f"sha256={HEX}é", SECRET),

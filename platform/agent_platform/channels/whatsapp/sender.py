@@ -68,9 +68,7 @@ def _credentials(channel):
     settings = channel.settings
     missing = missing_settings(channel)
     if missing:
-        raise SendError(
-            "CHANNEL_NOT_CONFIGURED", f"The channel has no {' or '.join(missing)}", None, False
-        )
+        raise SendError("CHANNEL_NOT_CONFIGURED", f"The channel has no {' or '.join(missing)}")
     return settings["access_token"], settings["phone_number_id"]
 
 
@@ -87,7 +85,7 @@ def recipient(channel, message):
     contact = fetch_one(Contact, 'SELECT * FROM "contact" WHERE "id" = ?', message.contact_id)
     if contact is not None and contact.phone:
         return contact.phone.lstrip("+")
-    raise SendError("NO_RECIPIENT", "The contact has no WhatsApp id or phone", None, False)
+    raise SendError("NO_RECIPIENT", "The contact has no WhatsApp id or phone")
 
 
 def message_body(message, to):
@@ -96,7 +94,7 @@ def message_body(message, to):
     if message.type == "text" and (message.metadata or {}).get("buttons") is not None:
         body.update(type="interactive", interactive=interactive(message.text, message.metadata))
     elif message.type == "text":
-        body.update(type="text", text={"body": message.text or "", "preview_url": False})
+        body.update(type="text", text={"body": message.text, "preview_url": False})
     elif message.type in MEDIA:
         media = {"link": message.media_url}
         if message.caption and message.type in CAPTIONED:
