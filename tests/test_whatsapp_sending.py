@@ -331,7 +331,11 @@ def test_a_failed_send_is_logged_with_ids_and_reason(caller, channel, conversati
         assert record.conversation_id == conversation["id"]
         assert (record.message_id, record.attempt) == (message["id"], attempt)
     assert (retried.code, retried.reason) == ("2", "Service temporarily unavailable")
-    assert "attempt 1 of 2" in retried.getMessage() and "failed" in failed.getMessage()
+    ids = f"message {message['id']} (conversation {conversation['id']}, channel {channel['id']})"
+    assert (
+        retried.getMessage() == f"{ids} not sent, attempt 1 of 2: 2 Service temporarily unavailable"
+    )
+    assert failed.getMessage() == f"{ids} failed: 131026 (#131026) Message undeliverable"
     assert (failed.code, failed.reason) == ("131026", "(#131026) Message undeliverable")
 
 
