@@ -89,7 +89,9 @@ def _record_failure(message_id, error, now, max_attempts):
         _log_failure(message, error, max_attempts)
         if error.retryable and message.send_attempts < max_attempts:
             delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
-            message.lease_until = now + max(delay, timedelta(seconds=error.retry_after or 0))
+            if error.retry_after:  # the network's wait, when longer than ours
+                delay = max(delay, timedelta(seconds=error.retry_after))
+            message.lease_until = now + delay
             kept = [Message.error, Message.metadata, Message.lease_until]
             message.save(only=kept, keep_updated_at=True)
             return
