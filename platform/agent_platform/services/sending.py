@@ -92,8 +92,8 @@ def _record_failure(message_id, error, now, max_attempts):
             if error.retry_after:  # the network's wait, when longer than ours
                 delay = max(delay, timedelta(seconds=error.retry_after))
             message.lease_until = now + delay
-            kept = [Message.error, Message.metadata, Message.lease_until]
-            message.save(only=kept, keep_updated_at=True)
+            # Only what a retry changes: updated_at stays the last change a reader saw.
+            message.save(only=[Message.error, Message.metadata, Message.lease_until])
             return
         message.status, message.failed_at, message.lease_until = "failed", now, None
         message.updated_at = now
