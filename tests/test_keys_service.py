@@ -74,6 +74,7 @@ def test_revoked_unknown_and_tampered_keys_do_not_authenticate(workspace):
         with pytest.raises(Unauthorized) as refused:
             keys.authenticate(presented)
         assert refused.value.code == "INVALID_API_KEY"
+        assert refused.value.message == "The API key is invalid or has been revoked."
     assert keys.revoke_key(key.id).is_revoked
     assert keys.revoke_key(key.id).is_revoked  # again: still revoked, no error
     with pytest.raises(Unauthorized):

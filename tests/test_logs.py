@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from agent_platform import create_app, logs
+from agent_platform import logs
 from agent_platform.channels import SendError
 from agent_platform.events import delivery
-from agent_platform.scheduler import build_scheduler
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
 from replies_helpers import fake  # noqa: F401  (fixture)
@@ -57,13 +56,6 @@ def test_a_failed_webhook_attempt_is_logged_with_its_ids(caller, caplog):
         receiver.close()
     [line] = [r.getMessage() for r in caplog.records if "attempt 1 failed" in r.getMessage()]
     assert hook["id"] in line and event.id in line and "HTTP 503" in line
-
-
-def test_jobs_are_named_after_their_functions(tmp_path):
-    app = create_app({"DATABASE_PATH": str(tmp_path / "jobs.db")})
-    names = {job.name for job in build_scheduler(app).get_jobs()}
-    assert "services.sending.send_queued_job" in names
-    assert not [name for name in names if "<locals>" in name or "_in_app_context" in name]
 
 
 def test_the_json_format_writes_one_object_per_line(tmp_path):

@@ -354,7 +354,17 @@ def test_a_mail_server_host_is_checked_like_a_urls_and_pinned_to_its_address():
         ("::ffff:127.0.0.1", "an IPv4-mapped IPv6 address"),
         ("fe80::1%eth0", "an IPv6 address with a zone"),
         ("2002:c0a8:0101::1", "an address that embeds 192.168.1.1, a private address"),
+        ("fec0::1", "a site-local address"),
+        ("0.0.0.0", "the unspecified address"),
+        ("::", "the unspecified address"),
+        ("::1", "a loopback address"),
+        ("169.254.169.254", "a link-local address"),
+        ("ff02::1", "a multicast address"),
+        ("100.64.0.1", "a carrier-grade NAT address"),
+        ("240.0.0.1", "a reserved address"),
+        ("10.0.0.1", "a private address"),
         ("93.184.216.34", None),
+        ("2606:4700::1111", None),
     ],
 )
 def test_the_reason_is_said_in_full(address, reason):

@@ -32,10 +32,10 @@ class Trickle(io.BytesIO):
         return super().read(10 if size is None or size < 0 else min(size, 10))
 
 
-def chunked(caller, body):
+def chunked(caller, stream):
     return caller.post(
         "/v1/custom-fields",
-        input_stream=Trickle(body),
+        input_stream=stream,
         headers={"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
         environ_overrides={"wsgi.input_terminated": True},
     )
@@ -53,15 +53,23 @@ def test_a_body_of_exactly_the_limit_is_taken(caller):
 
 
 def test_a_chunked_body_read_in_pieces_is_taken_whole(caller):
-    response = chunked(caller, field_body(LIMIT))
+    response = chunked(caller, Trickle(field_body(LIMIT)))
     assert response.status_code == 201, response.get_json()
     assert fields(caller) == ["Cor preferida"]
 
 
 @pytest.mark.parametrize("size", [LIMIT + 1, 3 * LIMIT])
 def test_a_chunked_body_over_the_limit_in_pieces_is_413(caller, size):
-    assert_error(chunked(caller, field_body(size)), 413, "PAYLOAD_TOO_LARGE", "1000 bytes")
+    assert_error(chunked(caller, Trickle(field_body(size))), 413, "PAYLOAD_TOO_LARGE", "1000 bytes")
     assert fields(caller) == []
+
+
+def test_a_chunked_body_over_the_limit_is_read_one_byte_past_it_and_no_further(caller):
+    # A client may stream gigabytes without a Content-Length: the refusal must
+    # not wait for (or hold) more of them than it takes to know.
+    body = Trickle(field_body(3 * LIMIT))
+    assert_error(chunked(caller, body), 413, "PAYLOAD_TOO_LARGE", "1000 bytes")
+    assert body.tell() == LIMIT + 1
 
 
 def test_a_new_request_id_is_32_hex_digits(client):

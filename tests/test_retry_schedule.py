@@ -129,4 +129,6 @@ def test_a_crashing_sender_is_a_retryable_error_with_its_reason(
         "SENDER_ERROR",
         title,
     )
-    assert f"sender for whatsapp failed on message {sent['id']}" in caplog.text
+    crash = next(record for record in caplog.records if record.name == "agent_platform.sending")
+    assert crash.getMessage() == f"sender for whatsapp failed on message {sent['id']}"
+    assert crash.exc_info[1] is error  # with its traceback

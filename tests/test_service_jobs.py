@@ -168,7 +168,14 @@ def test_jobs_run_one_at_a_time_in_utc_and_catch_up_once(tmp_path):
         assert str(job.trigger.timezone) == "UTC"
 
 
-def test_a_job_runs_in_the_app_context_and_a_failure_is_logged(tmp_path, caplog):
+def test_jobs_are_named_after_their_functions_without_the_package(tmp_path):
+    # APScheduler's log lines name a job by its name: the function's, not the wrapper's.
+    app = create_app({"DATABASE_PATH": str(tmp_path / "jobs.db")})
+    names = {job.id: job.name for job in build_scheduler(app).get_jobs()}
+    assert names == {job: job.removeprefix("agent_platform.") for job in EXPECTED_JOBS}
+
+
+def test_a_job_runs_in_the_app_context_and_a_failure_is_logged(tmp_path, caplog, monkeypatch):
     from flask import current_app
 
     from agent_platform import scheduler
@@ -182,13 +189,16 @@ def test_a_job_runs_in_the_app_context_and_a_failure_is_logged(tmp_path, caplog)
         database.connect(reuse_if_open=True)
         raise RuntimeError("boom")
 
-    wrapped = scheduler._in_app_context(app, probe)
+    monkeypatch.setattr(scheduler, "JOBS", [(probe, "WEBHOOKS_POLL_SECONDS")])
+    [job] = build_scheduler(app).get_jobs()
     with caplog.at_level("ERROR", logger="agent_platform.scheduler"):
-        wrapped()  # as the scheduler calls it: no exception escapes
+        job.func()  # as the scheduler calls it: no exception escapes
     assert seen == [str(tmp_path / "jobs.db")]
-    assert "job probe failed" in caplog.text and "boom" in caplog.text
+    [failure] = [record for record in caplog.records if record.name == "agent_platform.scheduler"]
+    assert failure.getMessage() == "job probe failed"
+    assert str(failure.exc_info[1]) == "boom"
     assert database.is_closed()  # its connection is not left open
-    assert wrapped.__name__ == "probe"
+    assert job.func.__name__ == "probe"
 
 
 def test_the_busy_job_warning_is_silenced_and_nothing_else():

@@ -431,8 +431,27 @@ def test_a_failed_send_is_logged_with_ids_and_reason(caller, channel, conversati
         assert record.conversation_id == conversation["id"]
         assert (record.message_id, record.attempt) == (message["id"], attempt)
     assert (retried.code, retried.reason) == ("2", "Service temporarily unavailable")
-    assert "attempt 1 of 2" in retried.getMessage() and "failed" in failed.getMessage()
+    ids = f"message {message['id']} (conversation {conversation['id']}, channel {channel['id']})"
+    assert (
+        retried.getMessage() == f"{ids} not sent, attempt 1 of 2: 2 Service temporarily unavailable"
+    )
+    assert failed.getMessage() == f"{ids} failed: 131026 (#131026) Message undeliverable"
     assert (failed.code, failed.reason) == ("131026", "(#131026) Message undeliverable")
+
+
+def test_a_send_given_up_is_logged_as_an_error_whichever_way(
+    caller, channel, conversation, graph, caplog
+):
+    # A permanent error before the last attempt, and a temporary one at the last.
+    now = utcnow()
+    refused = queue(caller, conversation)
+    graph.fail_next(400, {"message": "(#131026) Message undeliverable", "code": 131026})
+    sending.send_queued(now=now, max_attempts=2)
+    unavailable = queue(caller, conversation)
+    graph.fail_next(500, {"message": "Service temporarily unavailable", "code": 2})
+    sending.send_queued(now=now, max_attempts=1)
+    logged = [(r.message_id, r.levelname) for r in failures(caplog, "agent_platform.sending")]
+    assert logged == [(refused["id"], "ERROR"), (unavailable["id"], "ERROR")]
 
 
 def test_a_sandbox_channel_records_the_request_instead_of_sending(

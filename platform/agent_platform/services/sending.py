@@ -89,9 +89,11 @@ def _record_failure(message_id, error, now, max_attempts):
         _log_failure(message, error, max_attempts)
         if error.retryable and message.send_attempts < max_attempts:
             delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
-            message.lease_until = now + max(delay, timedelta(seconds=error.retry_after or 0))
-            kept = [Message.error, Message.metadata, Message.lease_until]
-            message.save(only=kept, keep_updated_at=True)
+            if error.retry_after:  # the network's wait, when longer than ours
+                delay = max(delay, timedelta(seconds=error.retry_after))
+            message.lease_until = now + delay
+            # Only what a retry changes: updated_at stays the last change a reader saw.
+            message.save(only=[Message.error, Message.metadata, Message.lease_until])
             return
         message.status, message.failed_at, message.lease_until = "failed", now, None
         message.updated_at = now
