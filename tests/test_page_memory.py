@@ -133,9 +133,18 @@ def test_the_bound_counts_each_kept_character_once():
     assert pages.get("c", 1).text == "[7]" and pages.get("d", 1).text == "[8,9,1]"
 
 
+def test_a_replaced_page_gives_back_its_characters():
+    pages = RenderedPages(max_chars=20)
+    pages.keep("a", 1, RawJson("[1,2]"))
+    pages.keep("a", 2, RawJson("[3,4]"))  # 5 characters kept, not 10 or 15
+    pages.keep("b", 1, RawJson("[5,6,7]"))  # 5 + 7 = 12: no need to forget anything
+    assert pages.get("a", 2).text == "[3,4]" and pages.get("b", 1).text == "[5,6,7]"
+
+
 def test_a_page_read_inside_a_transaction_tells_its_total(caller):
-    for name in ("one", "two", "three", "four"):
-        create(caller, name)
+    ids = [create(caller, name) for name in ("gone", "one", "two", "three", "four")]
+    archived = caller.put(f"/v1/custom-fields/{ids[0]}/archive")
+    assert archived.status_code == 200  # the rows' version moves on, their number back
     paging = PageRequest(page=2, limit=3, order="desc", sort="created_at")
     with transaction():
         listed = custom_fields.list_fields(caller.workspace_id, paging)
