@@ -226,19 +226,22 @@ def test_an_answer_without_message_id_is_retried(caller, conversation, graph, an
     }
 
 
+def assert_failed_at_once(caller, message, graph, code, title):
+    """Failed at the first attempt (retrying cannot help), with this error, nothing sent."""
+    failed = shown(caller, message)
+    assert failed["status"] == "failed"
+    assert failed["error"] == {"code": code, "title": title, "details": None}
+    assert graph.requests == []
+
+
 def test_a_stored_message_of_a_type_whatsapp_cannot_send_fails(caller, conversation, graph):
     """A row the API would not queue (an older version's, say)."""
     message = queue(caller, conversation)
     Message.update(type="location").where(Message.id == message["id"]).execute()
     sending.send_queued()
-    failed = shown(caller, message)
-    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
-    assert failed["error"] == {
-        "code": "UNSUPPORTED_TYPE",
-        "title": "A location message cannot be sent",
-        "details": None,
-    }
-    assert graph.requests == []
+    assert_failed_at_once(
+        caller, message, graph, "UNSUPPORTED_TYPE", "A location message cannot be sent"
+    )
 
 
 def test_a_channel_without_credentials_refuses_messages(caller, graph):
@@ -270,10 +273,7 @@ def test_credentials_removed_after_queueing_fail_the_message(caller, channel, gr
     patched = caller.patch(f"/v1/channels/{channel['id']}", json={"settings": unset})
     assert patched.status_code == 200
     sending.send_queued()
-    failed = shown(caller, message)
-    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
-    assert failed["error"] == {"code": "CHANNEL_NOT_CONFIGURED", "title": title, "details": None}
-    assert graph.requests == []
+    assert_failed_at_once(caller, message, graph, "CHANNEL_NOT_CONFIGURED", title)
 
 
 def test_the_recipient_is_the_wa_id_seen_on_this_channel_else_any_else_the_phone(
@@ -299,14 +299,9 @@ def test_a_contact_with_no_whatsapp_id_or_phone_fails_with_no_recipient(caller, 
     contact = make_contact(caller, name="Bia", email="bia@example.com")
     message = queue(caller, make_conversation(caller, contact["id"], channel["id"]))
     sending.send_queued()
-    failed = shown(caller, message)
-    assert failed["status"] == "failed"  # at the first attempt: retrying cannot help
-    assert failed["error"] == {
-        "code": "NO_RECIPIENT",
-        "title": "The contact has no WhatsApp id or phone",
-        "details": None,
-    }
-    assert graph.requests == []
+    assert_failed_at_once(
+        caller, message, graph, "NO_RECIPIENT", "The contact has no WhatsApp id or phone"
+    )
 
 
 def test_buttons_go_as_an_interactive_message(caller, conversation, graph):
