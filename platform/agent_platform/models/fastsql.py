@@ -115,7 +115,9 @@ class Listing:
         self.form = None
 
     def rendered(self, form):
-        """Have pages of this listing rendered by SQLite in `form` (a sqljson.JsonForm)."""
+        """Have pages of this listing rendered by SQLite in `form` (a
+        sqljson.JsonForm): only of rows counted.counted_sql can count, for
+        `paginate` takes their total and version from the counts."""
         self.form = form
         return self
 

@@ -38,7 +38,7 @@ def paginate(query, model, paging):
     SQLite, which flattens the subqueries (the indexes still serve the
     order): building a peewee query costs more than running it, and most of
     that is spelling out the columns, hence `table.*`. A page SQLite renders
-    (`Listing.rendered`) of a model whose rows are counted is kept in memory
+    (`Listing.rendered`, of rows models/counts.py counts) is kept in memory
     while their version stands.
     """
     form = None
@@ -52,23 +52,17 @@ def paginate(query, model, paging):
     order = f'ORDER BY "{column}" {direction}, "id" {direction} LIMIT ? OFFSET ?'
     offset = (paging.page - 1) * paging.limit
     page_params = (*params, paging.limit, offset)
-    if form is None:
-        items = fastsql.fetch_all(model, f"SELECT * FROM ({sql}) {order}", *page_params)
-        count = len(items)
-    else:
+    if form is not None:
         page_statement = (
             f"SELECT {form.expression} FROM ({sql}) {order}",
             (*form.params, *page_params),
         )
-        counts = counted_sql(model, query.equal)
-        if counts is not None:
-            return _versioned_page(page_statement, counts, form, paging)
-        rows = fastsql.execute(page_statement[0], *page_statement[1]).fetchall()
-        items, count = form.read(rows), len(rows)
+        return _versioned_page(page_statement, counted_sql(model, query.equal), form, paging)
+    items = fastsql.fetch_all(model, f"SELECT * FROM ({sql}) {order}", *page_params)
+    count = len(items)
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
-    # (A counted listing has its total from _versioned_page: counted here.)
     return Page(items, paging, fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params))
 
 

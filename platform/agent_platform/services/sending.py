@@ -60,8 +60,6 @@ def _claim(now, batch, lease_seconds):
                 lease_until=now + timedelta(seconds=lease_seconds),
                 send_attempts=Message.send_attempts + 1,
             ).where(Message.id.in_([message.id for message in claimed])).execute()
-        for message in claimed:
-            message.send_attempts += 1
         return claimed
 
 
