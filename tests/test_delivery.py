@@ -269,6 +269,46 @@ def test_retry_after_as_a_date_or_hostile_value(caller, hook, receiver, retry_af
     assert (row.status, row.attempt_count, row.next_attempt_at) == ("pending", 1, at(next_in))
 
 
+@pytest.mark.parametrize(
+    ("retry_after", "next_in"),
+    [
+        ("0", 0),
+        ("000", 0),
+        ("00000000120", 120),  # more leading zeros than digits kept
+        ("Tue, 01 Jan 2030 11:50:00 GMT", 0),  # in the past: now, not a second later
+        ("Tue, 01 Jan 2030 13:05:00 +0100", 300),
+    ],
+)
+def test_retry_after_against_a_schedule_starting_at_once(
+    app, caller, hook, receiver, retry_after, next_in
+):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [0, 60]
+    receiver.reply(Reply(503, headers={"Retry-After": retry_after}))
+    raise_event(caller.workspace_id, now=T0)
+    delivery.deliver_due(now=T0)
+    [row] = deliveries_of(hook["id"])
+    if next_in:
+        assert (row.status, row.attempt_count, row.next_attempt_at) == ("pending", 1, at(next_in))
+    else:  # due at once: the same run sent it again (and the receiver took it)
+        assert (row.status, row.attempt_count) == ("succeeded", 2)
+
+
+def test_a_retry_after_date_is_read_in_utc_whatever_the_local_zone(
+    caller, hook, receiver, monkeypatch
+):
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        receiver.reply(Reply(429, headers={"Retry-After": "Tue, 01 Jan 2030 13:05:00 +0100"}))
+        raise_event(caller.workspace_id, now=T0)
+        delivery.deliver_due(now=T0)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    [row] = deliveries_of(hook["id"])
+    assert row.next_attempt_at == at(300)
+
+
 def test_what_counts_as_failure(app, caller, hook, receiver):
     app.config["WEBHOOKS_RETRY_SCHEDULE"] = []
     app.config["WEBHOOKS_TIMEOUT_SECONDS"] = 1
