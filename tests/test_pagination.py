@@ -1,5 +1,6 @@
 import pytest
 
+from agent_platform.db import database
 from conftest import assert_error
 
 
@@ -79,3 +80,40 @@ def test_bad_values_are_400_naming_the_parameter(caller, query, parameter):
 def test_limit_bounds_are_inclusive(caller, fields):
     assert caller.get("/v1/custom-fields?limit=1").get_json()["pagination"]["total_pages"] == 25
     assert len(caller.get("/v1/custom-fields?limit=100").get_json()["data"]) == 25
+
+
+@pytest.fixture
+def six_contacts(caller):
+    for number in range(6):
+        assert caller.post("/v1/contacts", json={"name": f"c{number}"}).status_code == 201
+
+
+def statements_run(request):
+    """The SQL statements a request ran on this thread's connection."""
+    statements = []
+    connection = database.connection()
+    connection.set_trace_callback(statements.append)
+    try:
+        body = request().get_json()
+    finally:
+        connection.set_trace_callback(None)
+    return body, statements
+
+
+def test_a_partial_last_page_tells_the_total_without_counting(caller, six_contacts):
+    body, statements = statements_run(lambda: caller.get("/v1/contacts?limit=5&page=2"))
+    assert len(body["data"]) == 1 and body["pagination"]["total"] == 6
+    assert not [sql for sql in statements if "COUNT(*)" in sql]
+    body, statements = statements_run(lambda: caller.get("/v1/contacts?limit=5&page=1"))
+    assert len(body["data"]) == 5 and body["pagination"]["total"] == 6
+    assert [sql for sql in statements if "COUNT(*)" in sql]  # a full page must count
+
+
+def test_a_page_past_the_end_counts_its_total(caller, six_contacts):
+    past = caller.get("/v1/contacts?limit=5&page=9").get_json()
+    assert past["data"] == [] and past["pagination"]["total"] == 6
+
+
+def test_an_empty_listing_past_its_first_page(caller):
+    body = caller.get("/v1/contacts?limit=1&page=2").get_json()
+    assert body["data"] == [] and body["pagination"]["total"] == 0

@@ -167,6 +167,13 @@ def test_a_long_text_is_cut_after_its_last_separator():
     # A newline past the limit is in the next part: the space before it counts.
     later = "a" * 3000 + " " + "b" * 2000 + "\n" + "c" * 10
     assert split(later) == [later[:3001], later[3001:]]
+    spaces = "a" * 3000 + " " + "b" * 500 + " " + "c" * 1000
+    assert split(spaces) == [spaces[:3502], spaces[3502:]]
+
+
+def test_a_text_of_exactly_the_limit_is_one_part():
+    text = "a" * 3000 + " " + "b" * 1095  # 4,096 characters, a space past the middle
+    assert split(text) == [text]
 
 
 def test_a_separator_in_the_first_half_is_not_used():
