@@ -140,7 +140,7 @@ def split(text, limit=TEXT_LIMIT):
         cut = nice + 1 if nice > cut // 2 else cut
         parts.append(text[:cut])
         text = text[cut:]
-    return [*parts, text] if text or not parts else parts
+    return [*parts, text]  # never empty after a cut: a part is shorter than what was left
 
 
 def _units(text):
