@@ -803,7 +803,10 @@ def test_the_lease_is_renewed_while_a_slow_batch_is_sent(app, caller, hook, rece
     assert {row.status for row in deliveries_of(hook["id"])} == {"succeeded"}
 
 
-def test_failed_attempts_are_logged_with_their_ids_and_reason(app, caller, hook, receiver, caplog):
+def test_failed_attempts_are_logged_with_their_ids_and_reason(app, other, caller, receiver, caplog):
+    # Another workspace (made first, so its id sorts first) has a webhook too.
+    register(other, receiver.url)
+    hook = register(caller, receiver.url)
     app.config["WEBHOOKS_RETRY_SCHEDULE"] = [5]
     receiver.default = Reply(503, body=b"busy")
     raise_event(caller.workspace_id, now=T0)
