@@ -8,9 +8,10 @@ from datetime import timedelta
 
 import pytest
 
+from agent_platform.errors import ApiError
 from agent_platform.models import Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import sending
+from agent_platform.services import messages, sending
 from conftest import assert_error
 from conversations_helpers import (
     data,
@@ -183,3 +184,15 @@ def test_a_failed_status_with_131047_is_mapped_too(client, caller, channel, grap
     failed = data(caller.get(f"/v1/messages/{message['id']}"))
     assert (failed["status"], failed["error"]["code"]) == ("failed", "OUTSIDE_SERVICE_WINDOW")
     assert failed["error"]["details"]["meta_code"] == "131047"
+
+
+def test_the_window_is_judged_at_the_moment_the_message_is_posted(caller, client, channel):
+    """post_message's `now` stamps the message and judges the window alike."""
+    conversation_id = wrote(client, channel, hours_ago=30)
+    values = {"sender_type": "human", "type": "text", "text": "Hi"}
+    then = utcnow() - timedelta(hours=20)  # ten hours after the customer wrote
+    message, _ = messages.post_message(caller.workspace_id, conversation_id, values, now=then)
+    assert (message.created_at, message.status) == (then, "queued")
+    with pytest.raises(ApiError) as refused:
+        messages.post_message(caller.workspace_id, conversation_id, values)
+    assert refused.value.code == "OUTSIDE_SERVICE_WINDOW"
