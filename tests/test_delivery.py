@@ -600,6 +600,25 @@ def test_a_crashed_attempt_is_claimed_again_after_its_lease(caller, hook, receiv
     assert (row.status, row.attempt_count) == ("succeeded", 2)
 
 
+def test_a_bug_while_sending_is_logged_and_the_lease_brings_the_delivery_back(
+    caller, hook, receiver, monkeypatch, caplog
+):
+    def broken(*args):
+        raise RuntimeError("a bug in the sender")
+
+    raise_event(caller.workspace_id, now=T0)
+    with monkeypatch.context() as patched:
+        patched.setattr(delivery, "send_signed", broken)
+        assert delivery.deliver_due(now=T0) == 0  # no attempt made
+    [logged] = [r for r in caplog.records if r.exc_info]
+    assert logged.getMessage() == "sending webhook deliveries failed; their lease will expire"
+    assert "a bug in the sender" in str(logged.exc_info[1])
+    assert receiver.requests == [] and delivery.deliver_due(now=at(59)) == 0
+    assert delivery.deliver_due(now=at(60)) == 1
+    (row,) = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("succeeded", 1)
+
+
 def test_recording_says_which_alert_to_send_and_whether_the_claim_holds(app, caller, hook):
     # What the job acts on: an alert to send, and whether to go on with the batch.
     app.config["WEBHOOKS_RETRY_SCHEDULE"] = []

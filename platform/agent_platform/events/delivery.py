@@ -158,9 +158,6 @@ def _send_group(claimed, now, settings, config):
         database.close()  # this pool thread's connection
 
 
-# --- sending ------------------------------------------------------------------
-
-
 # --- retention ----------------------------------------------------------------
 
 
