@@ -302,6 +302,19 @@ def test_reads_at_most_max_bytes(receiver):
     assert response.content == b"y" * 10 and response.truncated is False
 
 
+def test_a_body_arriving_byte_by_byte_is_cut_at_exactly_max_bytes(receiver):
+    """The byte past the limit is read (so the cut is known), not kept."""
+    receiver.reply(Reply(200, body=b"abcdefghijkl", drip=0.01))
+    response = safe_request("GET", receiver.url, allow_private=True, allowed_ports=[], max_bytes=10)
+    assert (response.content, response.truncated) == (b"abcdefghij", True)
+
+
+def test_a_body_of_exactly_max_bytes_is_whole(receiver):
+    receiver.reply(Reply(200, body=b"abcdefghij", drip=0.01))
+    response = safe_request("GET", receiver.url, allow_private=True, allowed_ports=[], max_bytes=10)
+    assert (response.content, response.truncated) == (b"abcdefghij", False)
+
+
 def test_timeout_waiting_for_the_answer(receiver):
     receiver.reply(Reply(200, delay=1.5))
     with pytest.raises(requests.Timeout):
