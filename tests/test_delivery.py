@@ -229,6 +229,26 @@ def test_alternative_schedule_retries_at_once_then_1_5_15_60_minutes(app, caller
     assert row.status == "failed"
 
 
+def test_a_redelivered_delivery_runs_the_whole_schedule_again(app, caller, hook, receiver):
+    app.config["WEBHOOKS_RETRY_SCHEDULE"] = [5, 15]
+    receiver.default = Reply(500)
+    raise_event(caller.workspace_id, now=T0)
+    for moment in (0, 5, 20):
+        delivery.deliver_due(now=at(moment))
+    [row] = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("failed", 3)
+    redeliver = f"/v1/webhooks/{hook['id']}/deliveries/{row.id}/redeliver"
+    assert caller.post(redeliver).status_code == 202
+    delivery.deliver_due(now=at(30))  # the new round's first failure: 5 s, as the first time
+    [row] = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count, row.next_attempt_at) == ("pending", 4, at(35))
+    delivery.deliver_due(now=at(35))
+    assert deliveries_of(hook["id"])[0].next_attempt_at == at(50)
+    delivery.deliver_due(now=at(50))
+    [row] = deliveries_of(hook["id"])
+    assert (row.status, row.attempt_count) == ("failed", 6)
+
+
 def test_retry_after_is_honoured_when_longer(caller, hook, receiver):
     receiver.reply(
         Reply(429, headers={"Retry-After": "120"}),
