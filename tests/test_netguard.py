@@ -1,8 +1,14 @@
 """The SSRF guard: what it refuses, and that it connects where it checked."""
 
+import contextlib
+import gzip
 import ipaddress
 import json
+import pathlib
 import socket
+import ssl
+import threading
+import time
 
 import pytest
 import requests
@@ -419,3 +425,134 @@ def test_a_name_that_resolves_to_nothing_usable_says_why(answer, reason):
     with pytest.raises(UnsafeURL) as refused:
         check_url("https://hooks.example.com/in", resolver=resolve)
     assert str(refused.value) == f"hooks.example.com {reason}"
+
+
+# --- what goes on the wire ------------------------------------------------------
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+class RawServer:
+    """A listening socket whose connections `serve(connection)` handles in a
+    thread each; `accepted` counts them."""
+
+    def __init__(self, serve, family=socket.AF_INET, host="127.0.0.1", tls=None):
+        self.listener = socket.socket(family)
+        self.listener.bind((host, 0))
+        self.listener.listen()
+        self.port = self.listener.getsockname()[1]
+        self.serve, self.tls, self.accepted = serve, tls, 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            self.accepted += 1
+            threading.Thread(target=self._handle, args=(connection,), daemon=True).start()
+
+    def _handle(self, connection):
+        with contextlib.suppress(OSError):
+            if self.tls is not None:
+                connection = self.tls.wrap_socket(connection, server_side=True)
+            with connection:
+                self.serve(connection)
+
+    def close(self):
+        self.listener.close()
+
+
+def answer_ok(connection):
+    """Read one request's head; answer 200 with the head echoed as the body."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += connection.recv(4096) or b"\r\n\r\n"
+    connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(head), head))
+
+
+def test_every_request_says_who_it_is_and_asks_for_no_compression(receiver):
+    url = f"http://public.example.test:{receiver.port}/hook"
+    resolver = resolver_to("127.0.0.1")
+    safe_request("GET", url, allow_private=True, allowed_ports=[], resolver=resolver)
+    got = receiver.requests[0].headers
+    assert got["User-Agent"] == netguard.USER_AGENT
+    assert (got["Accept"], got["Accept-Encoding"]) == ("*/*", "identity")
+    assert got["Host"] == f"public.example.test:{receiver.port}"
+
+
+def test_an_ipv6_literal_is_bracketed_in_the_host_header():
+    server = RawServer(answer_ok, socket.AF_INET6, "::1")
+    try:
+        url = f"http://[::1]:{server.port}/hook"
+        response = safe_request("GET", url, allow_private=True, allowed_ports=[])
+        assert f"\r\nHost: [::1]:{server.port}\r\n" in response.text
+    finally:
+        server.close()
+
+
+def test_a_host_name_ending_in_a_dot_is_the_same_host(receiver, monkeypatch):
+    monkeypatch.setattr(netguard, "resolve", lambda host, port: ["127.0.0.1"])
+    url = f"http://public.example.test.:{receiver.port}/hook"
+    response = safe_request("GET", url, allow_private=True, allowed_ports=[])
+    assert response.status_code == 200 and len(receiver.requests) == 1
+
+
+def test_a_compressed_answer_is_decompressed(receiver):
+    receiver.reply(Reply(200, headers={"Content-Encoding": "gzip"}, body=gzip.compress(b"hi" * 50)))
+    response = safe_request("GET", receiver.url, allow_private=True, allowed_ports=[])
+    assert response.content == b"hi" * 50
+
+
+def test_an_endless_body_is_cut_at_max_bytes_without_waiting_for_its_end():
+    def endless(connection):
+        connection.sendall(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+        for _ in range(2000):  # 10 s of a body that goes on
+            connection.sendall(b"x" * 512)
+            time.sleep(0.005)
+
+    server = RawServer(endless)
+    try:
+        started = time.monotonic()
+        response = safe_request(
+            "GET",
+            f"http://127.0.0.1:{server.port}/",
+            allow_private=True,
+            allowed_ports=[],
+            timeout=3,
+            max_bytes=4096,
+        )
+        assert (response.content, response.truncated) == (b"x" * 4096, True)
+        assert time.monotonic() - started < 2.5  # read as it came, not to the end
+    finally:
+        server.close()
+
+
+def test_a_dropped_connection_is_not_retried():
+    server = RawServer(lambda connection: connection.recv(4096))  # reads, then hangs up
+    try:
+        with pytest.raises(requests.ConnectionError):
+            url = f"http://127.0.0.1:{server.port}/"
+            safe_request("GET", url, allow_private=True, allowed_ports=[], timeout=2)
+        assert server.accepted == 1
+    finally:
+        server.close()
+
+
+def test_keep_alive_connections_are_reused_for_one_target(receiver):
+    for _ in range(3):
+        safe_request("POST", receiver.url, allow_private=True, allowed_ports=[], json={})
+    assert len({seen.peer for seen in receiver.requests}) == 1
+
+
+def test_https_verifies_the_certificate():
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(DATA / "selfsigned-cert.pem", DATA / "selfsigned-key.pem")
+    server = RawServer(answer_ok, tls=tls)
+    try:
+        url = f"https://127.0.0.1:{server.port}/"
+        with pytest.raises(requests.exceptions.SSLError):
+            safe_request("GET", url, allow_private=True, allowed_ports=[], timeout=2)
+    finally:
+        server.close()

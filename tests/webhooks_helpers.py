@@ -29,6 +29,7 @@ class Received:
     headers: dict
     body: bytes
     at: float
+    peer: tuple = ()  # the client's (address, port): which connection it came on
 
 
 class Receiver:
@@ -87,7 +88,14 @@ def _handler(receiver):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             receiver.record(
-                Received(self.command, self.path, dict(self.headers), body, time.time())
+                Received(
+                    self.command,
+                    self.path,
+                    dict(self.headers),
+                    body,
+                    time.time(),
+                    self.client_address,
+                )
             )
             reply = receiver.next_reply()
             if reply.delay:
