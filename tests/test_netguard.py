@@ -556,3 +556,49 @@ def test_https_verifies_the_certificate():
             safe_request("GET", url, allow_private=True, allowed_ports=[], timeout=2)
     finally:
         server.close()
+
+
+# --- what a refusal says ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, says",
+    [
+        ("ftp://example.com/", "only http and https URLs are allowed"),
+        ("http://user:pw@example.com/", "credentials in the URL are not allowed"),
+        ("http:///path", "the URL has no host"),
+        ("http://exa mple.com/", "the URL must be text without spaces or control characters"),
+        ("http://example.com:0/", "port 0 is not a port a server listens on"),
+        ("http://[fe80::1%25eth0]/", "IPv6 zone identifiers are not allowed"),
+        (
+            "http://127.1/",
+            "127.1 is not a canonical IPv4 address (decimal, octal, hex and short forms "
+            "are refused; write four decimal numbers)",
+        ),
+        (
+            "http://-ü.example/",
+            "-ü.example is not a valid host name (Label must not start or end with a hyphen)",
+        ),
+    ],
+)
+def test_a_refusal_says_what_is_wrong_in_full(url, says):
+    with pytest.raises(UnsafeURL) as refused:
+        check_url(url, resolver=public_resolver)
+    assert str(refused.value) == says
+
+
+@pytest.mark.parametrize(
+    "url, host",
+    [
+        ("http://example.com/a!b", "example.com"),  # "!" is the first printable character
+        ("http://example.com./", "example.com"),  # the root's dot is the same name
+        ("http://ｅｘａｍｐｌｅ.com/", "example.com"),  # full-width letters, mapped by UTS 46
+    ],
+)
+def test_names_are_read_as_a_resolver_would(url, host):
+    assert check_url(url, resolver=public_resolver).host == host
+
+
+def test_a_mail_server_name_ending_in_a_dot_is_the_same_host():
+    target = netguard.check_host("mail.example.com.", 587, resolver=public_resolver)
+    assert (target.host, target.port) == ("mail.example.com", 587)
