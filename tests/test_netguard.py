@@ -600,5 +600,6 @@ def test_names_are_read_as_a_resolver_would(url, host):
 
 
 def test_a_mail_server_name_ending_in_a_dot_is_the_same_host():
-    target = netguard.check_host("mail.example.com.", 587, resolver=public_resolver)
-    assert (target.host, target.port) == ("mail.example.com", 587)
+    resolve = resolver_to(PUBLIC_IP)
+    assert netguard.check_host("mail.example.com.", 587, resolver=resolve) == PUBLIC_IP
+    assert resolve.calls == ["mail.example.com"]
