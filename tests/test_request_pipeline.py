@@ -133,4 +133,13 @@ def test_a_missing_scope_is_named(make_caller):
 def test_an_operation_that_declares_no_scope_is_refused_to_every_key(app, caller):
     """Failing closed: a route added without its scope is no open door."""
     app.add_url_rule("/v1/forgotten", view_func=lambda: {"data": "secret"})
-    assert_error(caller.get("/v1/forgotten"), 403, "INSUFFICIENT_SCOPE", "declares no scope")
+    error = assert_error(caller.get("/v1/forgotten"), 403, "INSUFFICIENT_SCOPE")
+    assert error["message"] == "This operation declares no scope."
+
+
+def test_a_scope_needed_as_well_is_named(make_caller):
+    """Converting a lead writes an opportunity: leads:write and pipeline:write."""
+    leads_only = make_caller(scopes=["leads:write"])
+    response = leads_only.post("/v1/leads/01900000-0000-7000-8000-000000000000/convert", json={})
+    error = assert_error(response, 403, "INSUFFICIENT_SCOPE")
+    assert error["message"] == "This API key lacks the scope pipeline:write."
