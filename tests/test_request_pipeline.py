@@ -137,6 +137,16 @@ def test_an_operation_that_declares_no_scope_is_refused_to_every_key(app, caller
     assert error["message"] == "This operation declares no scope."
 
 
+def test_options_is_answered_without_a_key_on_a_plain_function_route_too(app, client):
+    """Flask answers OPTIONS itself (a CORS preflight carries no key), for a
+    MethodView and for a route that is a plain function alike."""
+    app.add_url_rule("/v1/plain", view_func=lambda: {"data": "secret"})
+    response = client.options("/v1/plain")
+    assert response.status_code == 200 and response.data == b""
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
+    assert client.options("/v1/agents").status_code == 200
+
+
 def test_a_scope_needed_as_well_is_named(make_caller):
     """Converting a lead writes an opportunity: leads:write and pipeline:write."""
     leads_only = make_caller(scopes=["leads:write"])
