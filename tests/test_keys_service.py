@@ -134,3 +134,11 @@ def test_workspaces_are_listed_by_creation_time_then_id(app):
         created_at=at - timedelta(seconds=1),
     )
     assert [w.name for w in keys.list_workspaces()] == ["earliest", "W1", "W0"]
+
+
+def test_a_workspace_starts_on_the_configured_plan_and_trial(app):
+    app.config.update(PLAN_DEFAULT="pro", PLAN_TRIAL_DAYS=14)
+    before = utcnow()
+    workspace = Workspace.get_by_id(keys.create_workspace("Trial shop").id)
+    assert workspace.plan == "pro"
+    assert before + timedelta(days=14) <= workspace.trial_ends_at <= utcnow() + timedelta(days=14)
