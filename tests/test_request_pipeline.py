@@ -153,3 +153,10 @@ def test_a_scope_needed_as_well_is_named(make_caller):
     response = leads_only.post("/v1/leads/01900000-0000-7000-8000-000000000000/convert", json={})
     error = assert_error(response, 403, "INSUFFICIENT_SCOPE")
     assert error["message"] == "This API key lacks the scope pipeline:write."
+
+
+def test_a_request_without_a_key_is_told_where_to_put_one(client):
+    error = assert_error(client.get("/v1/agents"), 401, "MISSING_API_KEY")
+    assert error["message"] == (
+        "No API key: send it in the x-api-key header or as Authorization: Bearer <key>."
+    )
