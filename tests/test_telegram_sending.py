@@ -398,9 +398,9 @@ def test_a_reply_to_a_message_without_a_telegram_id_is_sent_unquoted(caller, bot
     # Not yet sent, so without an id of its own at all.
     unsent = data(post(caller, chat, text="third"), 201)
     Message.update(status="failed").where(Message.id == unsent["id"]).execute()
-    third = data(post(caller, chat, text="fourth", reply_to_id=unsent["id"]), 201)
+    fourth = data(post(caller, chat, text="fourth", reply_to_id=unsent["id"]), 201)
     sending.send_queued()
     sent = bot_api.sent("sendMessage")
     assert [request["text"] for request in sent] == ["first", "second", "fourth"]
     assert not [request for request in sent if "reply_parameters" in request]
-    assert {Message.get_by_id(m["id"]).status for m in (second, third)} == {"sent"}
+    assert {Message.get_by_id(m["id"]).status for m in (second, fourth)} == {"sent"}
