@@ -4,8 +4,12 @@ human taking over. The reply job runs as the scheduler would run it."""
 
 import hashlib
 import hmac
+import socket
 from datetime import timedelta
 
+import gunicorn.config
+import gunicorn.http
+import gunicorn.http.wsgi
 import pytest
 
 from agent_platform.models import Message
@@ -336,6 +340,45 @@ def test_an_unchanged_poll_is_answered_ahead_of_flask_with_every_check(
     other_channel = Visitor(client, second["id"], token=visitor.token).call("GET", query)
     assert data(other_channel)["messages"] == []
     assert len([path for path in flask_calls if path.startswith("/widget/")]) == 4
+
+
+def gunicorn_call(app, raw):
+    """The status code answered to raw request bytes read
+    by gunicorn's own parser into gunicorn's own environ, as `serve` does:
+    it marks every request wsgi.input_terminated, bodiless GETs included."""
+    client, server = socket.socketpair()
+    with client, server:
+        client.sendall(raw)
+        config = gunicorn.config.Config()
+        parsed = next(gunicorn.http.get_parser(config, server, ("127.0.0.1", 40000)))
+        response, environ = gunicorn.http.wsgi.create(
+            parsed, server, ("127.0.0.1", 40000), ("127.0.0.1", 8080), config
+        )
+        assert environ["wsgi.input_terminated"] is True
+        for chunk in app.wsgi_app(environ, response.start_response):
+            response.write(chunk)
+        response.close()
+        return int(client.recv(65536).split(b" ", 2)[1])
+
+
+def test_an_unchanged_poll_read_by_gunicorn_is_answered_ahead_of_flask(
+    app, client, site, flask_calls
+):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    data(visitor.say("Hi", "1"), 201)
+    visitor.poll()
+    head = (
+        f"GET /widget/{site['id']}/api/messages?seen={visitor.tag}&since={visitor.since} "
+        f"HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {SITE}\r\nX-Visitor-Token: {visitor.token}\r\n"
+    )
+    flask_calls.clear()
+    assert gunicorn_call(app, (head + "\r\n").encode()) == 204
+    assert flask_calls == []
+    # A GET with a body (chunked, of unknown length) goes on to the route.
+    chunked = head + "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+    assert gunicorn_call(app, chunked.encode()) == 204
+    assert len(flask_calls) == 1
 
 
 def test_each_poll_says_when_to_ask_again(client, site, flask_calls):

@@ -42,10 +42,18 @@ def request_id_of(environ):
     return incoming if _REQUEST_ID.match(incoming) else f"{getrandbits(128):032x}"
 
 
+def has_body(environ):
+    """Whether the request says it carries a body: a Content-Length other
+    than 0, or a Transfer-Encoding (chunked, of unknown length). Not
+    wsgi.input_terminated: gunicorn sets it on every request, bodiless GETs
+    included, and read each one's empty body here."""
+    return environ.get("CONTENT_LENGTH", "") not in ("", "0") or "HTTP_TRANSFER_ENCODING" in environ
+
+
 def check_body_size(req, limit):
     environ = req.environ
-    if not environ.get("CONTENT_LENGTH") and not environ.get("wsgi.input_terminated"):
-        return  # no body at all: most GETs
+    if not has_body(environ):
+        return  # most GETs
     _check_length_header(environ.get("CONTENT_LENGTH"))
     if req.content_length is None and environ.get("wsgi.input_terminated"):
         _buffer_body_of_unknown_length(limit)

@@ -11,6 +11,7 @@ from werkzeug.wrappers import Request
 from ..channels.website import assets, visitors
 from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
+from .pipeline import has_body
 from .ratelimit import SlidingWindowLimiter
 
 blp = Blueprint("widget", __name__, url_prefix="/widget")
@@ -224,7 +225,7 @@ def unchanged_poll(app, environ):
     channel_id = path[len(PREFIX) : -len(POLL_SUFFIX)]
     if not path.endswith(POLL_SUFFIX) or not channel_id or "/" in channel_id:
         return None
-    if environ.get("CONTENT_LENGTH", "0") not in ("", "0") or environ.get("wsgi.input_terminated"):
+    if has_body(environ):
         return None  # a GET with a body: the route's size check decides
     req = Request(environ, populate_request=False)  # Flask's own, should it answer
     if "seen" not in req.args:
