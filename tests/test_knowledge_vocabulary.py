@@ -11,6 +11,7 @@ asking for the address."""
 
 import pytest
 
+from agent_platform.replies import matching
 from agent_platform.replies.knowledge import decide
 from agent_platform.replies.matching import stem_es, terms
 from agent_platform.replies.typos import Endings, Fuzzy
@@ -457,3 +458,9 @@ def test_a_time_of_day_weighs_little(message, when, language):
 )
 def test_where_is_the_shop_asks_for_the_address(message, language):
     assert "@location" in terms(message, language)
+
+
+def test_a_language_profile_is_built_once_per_language_not_per_tag():
+    english = matching.profile("en")
+    assert matching.profile("en-US") is english and matching.profile(None) is english
+    assert matching.profile("pt-BR") is matching.profile("pt") is not english

@@ -207,7 +207,8 @@ def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light="
                 phrases[entry_words] = (target,) if concept else ()
             else:
                 single.update((word, target) for word in entry_words)
-    stop = frozenset(word for word in stop if stem(word) not in {stem(w) for w in single})
+    lexicon_stems = {stem(word) for word in single}
+    stop = frozenset(word for word in stop if stem(word) not in lexicon_stems)
     prepared = Profile(
         name=name,
         stem=stem,
@@ -226,11 +227,15 @@ def _profile(name, stem, stop=(), slang=None, concepts=None, stems=None, light="
 _STEMMERS = {"en": stem_en, "pt": stem_pt, "es": stem_es}
 
 
-@lru_cache(maxsize=16)
 def profile(language):
     """The profile of a BCP 47 tag's language ("pt-BR" -> pt); languages with
     no lexicon get folding, a plural -s stripper and no stop words."""
-    base = (language or "en").split("-")[0].lower()
+    return _base_profile((language or "en").split("-")[0].lower())
+
+
+@lru_cache(maxsize=16)
+def _base_profile(base):
+    """One per language, not per tag: "en", "en-US" and None share it."""
     if base in LEXICONS:
         return _profile(base, _STEMMERS[base], *LEXICONS[base])
     return _profile(base, stem_plain)
