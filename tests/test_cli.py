@@ -136,9 +136,10 @@ def free_port():
 
 
 @contextlib.contextmanager
-def serving(arguments, environ, port):
+def serving(arguments, environ, port, started=None):
     """`python app.py <arguments>` (= `agent-platform serve`) for real, until
-    it answers on `port`; yields the base URL and its first two output lines."""
+    it answers on `port`; yields the base URL and its first two output lines
+    (and appends the process, gunicorn's master, to `started` if given)."""
     process = subprocess.Popen(
         [sys.executable, "app.py", *arguments],
         cwd=ROOT,
@@ -147,6 +148,8 @@ def serving(arguments, environ, port):
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    if started is not None:
+        started.append(process)
     try:
         lines = [process.stdout.readline() for _ in range(2)]
         base = f"http://127.0.0.1:{port}"

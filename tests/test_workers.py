@@ -1,17 +1,29 @@
 """API requests are served before widget requests (agent_platform.workers):
-the pool's order and share, and in the served process, an API request
-answered while widget requests hold every thread they may."""
+the pool's order and share; in the served process, an API request answered
+while widget requests hold every thread they may; and widget requests and
+background jobs in a process of their own, at a lower priority, which the
+worker passes widget connections to and takes API requests back from."""
 
 import json
 import os
+import signal
 import socket
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
 
-from agent_platform.workers import ApiFirstPool, is_widget_request, widget_share
+from agent_platform.workers import (
+    API,
+    WIDGET,
+    WIDGET_NICENESS,
+    ApiFirstPool,
+    is_widget_request,
+    request_kind,
+    widget_share,
+)
 from test_cli import free_port, serving
 from test_service_jobs import wait_for
 
@@ -44,23 +56,27 @@ def conns():
 
 
 @pytest.mark.parametrize(
-    "first_bytes, widget",
+    "first_bytes, kind",
     [
-        (b"GET /widget/ch_1/api/messages?seen=x HTTP/1.1\r\n", True),
-        (b"POST /widget/ch_1/api/messages HTTP/1.1\r\n", True),
-        (b"OPTIONS /widget/ch_1/api/session HTTP/1.1\r\n", True),
-        (b"GET /widget/ch_1/widget.js HTTP/1.1\r\n", True),
-        (b"GET /v1/me HTTP/1.1\r\n", False),
-        (b"GET /v1/widget/x HTTP/1.1\r\n", False),
-        (b"GET /widgets HTTP/1.1\r\n", False),
-        (b"GET /wid", False),  # not all there yet: the API's, never held back
-        (b"", False),  # a new connection that has sent nothing yet
-        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03/widget/", False),  # TLS
+        (b"GET /widget/ch_1/api/messages?seen=x HTTP/1.1\r\n", WIDGET),
+        (b"POST /widget/ch_1/api/messages HTTP/1.1\r\n", WIDGET),
+        (b"OPTIONS /widget/ch_1/api/session HTTP/1.1\r\n", WIDGET),
+        (b"GET /widget/ch_1/widget.js HTTP/1.1\r\n", WIDGET),
+        (b"GET /v1/me HTTP/1.1\r\n", API),
+        (b"GET /v1/widget/x HTTP/1.1\r\n", API),
+        (b"GET /widgets HTTP/1.1\r\n", API),
+        (b"GET /wid", None),  # not all there yet: the API's, never held back
+        (b"GET", None),
+        (b"", None),  # a new connection that has sent nothing yet
+        (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03/widget/", None),  # TLS
     ],
 )
-def test_a_widget_request_is_known_by_its_first_bytes_which_stay_unread(conns, first_bytes, widget):
+def test_a_widget_request_is_known_by_its_first_bytes_which_stay_unread(conns, first_bytes, kind):
+    """Unknown yet counts as the API's in the pool's order, and is not
+    passed to the other process."""
     conn = conns(first_bytes)
-    assert is_widget_request(conn) is widget
+    assert request_kind(conn) == kind
+    assert is_widget_request(conn) is (kind == WIDGET)
     if first_bytes:
         assert conn.sock.recv(100) == first_bytes  # peeked, not consumed
 
@@ -164,3 +180,122 @@ def test_the_served_api_answers_while_widget_requests_hold_their_threads(tmp_pat
         finally:
             for sock in stalled:
                 sock.close()
+
+
+def children(pid):
+    try:
+        listed = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except FileNotFoundError:
+        return []
+    return [int(child) for child in listed.split()]
+
+
+def alive(pid):
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+class Served:
+    """`agent-platform serve` and its processes: gunicorn's master, the
+    worker (the API), the widget process the worker forks."""
+
+    def __init__(self, base, key, master):
+        self.base, self.key, self.master = base, key, master
+        self.port = int(base.rsplit(":", 1)[1])
+
+    def processes(self):
+        """(worker, widget process) once both are up."""
+        return wait_for(self._pair, "started a worker and its widget process", 20)
+
+    def _pair(self):
+        workers = children(self.master)
+        widgets = children(workers[0]) if len(workers) == 1 else []
+        return (workers[0], widgets[0]) if len(widgets) == 1 else None
+
+    def me(self, sock):
+        return ask(sock, f"GET /v1/me HTTP/1.1\r\nHost: x\r\nX-API-Key: {self.key}\r\n\r\n")
+
+
+def ask(sock, request, timeout=5):
+    """The status of the answer to `request` on a kept-alive connection."""
+    sock.settimeout(timeout)
+    sock.sendall(request.encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = sock.recv(65536)
+        assert chunk, "the connection was closed"
+        head += chunk
+    length = int(dict(_headers(head)).get("content-length", 0))
+    body = head.split(b"\r\n\r\n", 1)[1]
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split(b" ", 2)[1])
+
+
+def _headers(head):
+    for line in head.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+        name, _, value = line.decode().partition(":")
+        yield name.strip().lower(), value.strip()
+
+
+WIDGET_REQUEST = "GET /widget/ch_x/widget.js HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+@pytest.fixture
+def served(tmp_path):
+    port, started = free_port(), []
+    environ = dict(os.environ)
+    environ["AGENT_PLATFORM_DATABASE_PATH"] = json.dumps(str(tmp_path / "served.db"))
+    environ["AGENT_PLATFORM_RATE_LIMIT_REQUESTS"] = "4"
+    with serving(["--port", str(port)], environ, port, started) as (base, lines):
+        yield Served(base, lines[1].strip(), started[0].pid)
+
+
+def test_widget_requests_are_served_by_a_process_of_lower_priority(served):
+    """Stopped, the widget process holds back a widget request, not the API."""
+    worker, widgets = served.processes()
+    expected = min(os.getpriority(os.PRIO_PROCESS, worker) + WIDGET_NICENESS, 19)
+    assert os.getpriority(os.PRIO_PROCESS, widgets) == expected
+    os.kill(widgets, signal.SIGSTOP)
+    try:
+        waiting = socket.create_connection(("127.0.0.1", served.port))
+        with waiting, socket.create_connection(("127.0.0.1", served.port)) as api:
+            waiting.sendall(WIDGET_REQUEST.encode())
+            assert served.me(api) == 200
+            waiting.settimeout(1)
+            with pytest.raises(TimeoutError):
+                waiting.recv(1)
+            os.kill(widgets, signal.SIGCONT)
+            waiting.settimeout(5)
+            assert waiting.recv(12) == b"HTTP/1.1 404"
+    finally:
+        os.kill(widgets, signal.SIGCONT)
+
+
+def test_an_api_request_on_a_widget_connection_counts_in_the_api_process(served):
+    """The per-key limit (4 here) lives in the worker's memory: a kept-alive
+    connection that began with a widget request brings its API requests back
+    to it, so the fifth request of the key is refused whichever connection
+    it came on."""
+    with socket.create_connection(("127.0.0.1", served.port)) as plain:
+        with socket.create_connection(("127.0.0.1", served.port)) as mixed:
+            assert ask(mixed, WIDGET_REQUEST) == 404
+            statuses = [served.me(plain), served.me(mixed), served.me(plain), served.me(mixed)]
+            assert statuses == [200, 200, 200, 200]
+            assert ask(mixed, WIDGET_REQUEST) == 404
+            assert served.me(mixed) == 429
+
+
+@pytest.mark.parametrize("killed", ["worker", "widget process"])
+def test_either_process_ending_ends_the_other_and_both_start_anew(served, killed):
+    worker, widgets = served.processes()
+    os.kill(worker if killed == "worker" else widgets, signal.SIGKILL)
+    wait_for(lambda: not alive(worker) and not alive(widgets), "ended both processes", 15)
+    new_worker, new_widgets = served.processes()
+    assert {new_worker, new_widgets}.isdisjoint({worker, widgets})
+    with socket.create_connection(("127.0.0.1", served.port)) as sock:
+        assert ask(sock, WIDGET_REQUEST) == 404
+        assert served.me(sock) == 200

@@ -86,15 +86,21 @@ class _JsonLogger(Logger):
 
 
 def _start_worker(worker):
+    """Split off the widget process (agent_platform.workers), which runs
+    the scheduler; the worker serves the API."""
     import gc
 
+    from .db import database
     from .scheduler import build_scheduler
 
-    build_scheduler(worker.wsgi).start()
+    database.close_all()  # no SQLite connection is carried across the fork
     # The app's own objects (modules, routes, schemas, the OpenAPI document)
     # live as long as the worker: moved out of the collector's reach, a full
-    # collection no longer walks them in the middle of a request.
+    # collection no longer walks them in the middle of a request, and the two
+    # processes keep sharing their pages.
     gc.freeze()
+    if worker.split():
+        build_scheduler(worker.wsgi).start()
 
 
 def checked_configuration():

@@ -1,28 +1,52 @@
-"""gunicorn's threaded worker with API requests served first.
+"""gunicorn's threaded worker, with widget traffic and background jobs in a
+process of their own at a lower priority, and API requests served first.
 
-gthread hands every request to one first-in-first-out thread pool: with
-500 open widgets polling, an integrator's API request waited for a thread
-behind their polls and sends (p99 of that wait 160 to 500 ms,
-docs/benchmarks.md). Here the main thread peeks at a request's first bytes
-before queueing it: widget requests (/widget/...) wait in a queue of their
+One interpreter shares one GIL: with 500 open widgets polling, sending and
+being answered in the process that serves the API, an integrator's request
+waited for the GIL behind them (`/v1/me` p99 about twice its quiet figure,
+docs/benchmarks.md), whatever the threads' order or OS priorities. So after
+loading the app the worker forks a widget process (`split`), at niceness
+WIDGET_NICENESS, that runs the scheduler and serves every request whose
+first line names a /widget/ path. The two are joined by a Unix socket: the
+main thread of each peeks at a request's first bytes (recv with MSG_PEEK,
+nothing consumed) and passes a connection whose request belongs to the
+other process over it (SCM_RIGHTS), where it is served as if accepted
+there. The API process keeps its in-memory per-key limits exact (a
+kept-alive widget connection asking for /v1/ comes back), and the widget
+process has every widget request for the per-visitor limits.
+
+Either process ends when the other does: the widget process when the
+worker is gone (gunicorn then starts a new worker, which forks a new one),
+the worker when the widget process is gone, so that gunicorn starts both
+anew and no job goes unscheduled.
+
+Within a process, gthread hands every request to one first-in-first-out
+thread pool; here widget requests (/widget/...) wait in a queue of their
 own, taken only when no other request waits, and hold at most
 widget_share() of the threads, so a thread is always free of them for the
-API. Widgets wait a little longer under load, which their poll interval
-hides; API clients do not wait behind them.
+API (in the API process, should the widget process not take them).
 
 Only the gunicorn master and worker import this (no app, no Flask).
 """
 
+import os
+import selectors
+import signal
 import socket
 import threading
 from collections import deque
 from concurrent.futures import Future
 
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.gthread import PollableMethodQueue, TConn, ThreadWorker
 
 WIDGET_PREFIX = b"/widget/"
 # A request line starts with a method of at most 7 letters and a space.
 PEEK_BYTES = 8 + len(WIDGET_PREFIX)
+# Widget work yields the CPU to API requests; unprivileged processes may
+# always lower their own priority.
+WIDGET_NICENESS = 19
+WIDGET_KEEPALIVE_SECONDS = 20
+WIDGET, API = "widget", "api"
 
 
 def widget_share(threads):
@@ -31,13 +55,154 @@ def widget_share(threads):
 
 
 class ApiFirstWorker(ThreadWorker):
+    link = None  # the Unix socket to the other process, once split
+    serves_widgets = False  # True in the widget process
+    widget_pid = None  # in the API process
+
     def get_thread_pool(self):
-        return ApiFirstPool(self.cfg.threads, widget_share(self.cfg.threads))
+        threads = self.cfg.threads
+        return ApiFirstPool(threads, threads if self.serves_widgets else widget_share(threads))
+
+    def split(self):
+        """Fork the widget process: True in it, False in the worker."""
+        api_end, widget_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid:
+            widget_end.close()
+            self.widget_pid, self.link = pid, api_end
+            api_end.setblocking(False)
+            return False
+        api_end.close()
+        self._become_widget_process(widget_end)
+        return True
+
+    def _become_widget_process(self, link):
+        os.nice(WIDGET_NICENESS)
+        self.pid, self.ppid = os.getpid(), os.getppid()
+        self.serves_widgets, self.link = True, link
+        # A widget polls every 1 to 15 s: kept alive that long, its
+        # connection stays here instead of coming through the worker again.
+        self.cfg.set("keepalive", WIDGET_KEEPALIVE_SECONDS)
+        link.setblocking(False)
+        for listener in self.sockets:  # connections come from the worker
+            listener.close()
+        self.sockets = []
+        # The worker's threads, pipe and selector are not this process's.
+        self.method_queue.close()
+        self.method_queue = PollableMethodQueue()
+        self.method_queue.init()
+        self.poller = selectors.DefaultSelector()
+        self.tpool = self.get_thread_pool()
+
+    def notify(self):
+        """Only the worker tells gunicorn it is alive: the widget process
+        must not hide a worker that hangs."""
+        if not self.serves_widgets:
+            super().notify()
 
     def run(self):
         for listener in self.sockets:
             defer_accept(listener)
+        if self.link is not None:
+            self.poller.register(self.link, selectors.EVENT_READ, self._receive)
         super().run()
+        if self.widget_pid:
+            _reap(self.widget_pid, self.cfg.graceful_timeout)
+
+    def handle_exit(self, sig, frame):
+        self._signal_widgets(signal.SIGTERM)
+        super().handle_exit(sig, frame)
+
+    def handle_quit(self, sig, frame):
+        self._signal_widgets(signal.SIGQUIT)
+        super().handle_quit(sig, frame)
+
+    def _signal_widgets(self, signum):
+        if self.widget_pid:
+            try:
+                os.kill(self.widget_pid, signum)
+            except ProcessLookupError:
+                pass
+
+    def enqueue_req(self, conn):
+        if self._belongs_elsewhere(conn) and self._hand_over(conn):
+            return
+        super().enqueue_req(conn)
+
+    def _belongs_elsewhere(self, conn):
+        if self.link is None or _has_buffered(conn):
+            return False
+        kind = request_kind(conn)
+        return kind == (API if self.serves_widgets else WIDGET)
+
+    def _hand_over(self, conn):
+        """Pass the connection to the other process; False when it cannot
+        take it now (its socket buffer full), and the request is served here."""
+        try:
+            socket.send_fds(self.link, [b"c"], [conn.sock.fileno()])
+        except BlockingIOError:
+            return False
+        except OSError as error:
+            self._other_gone(error)
+            return False
+        self.nr_conns -= 1
+        conn.sock.close()  # the other process has its own descriptor now
+        return True
+
+    def _receive(self, link):
+        """A connection passed by the other process, or its end."""
+        try:
+            data, fds, _, _ = socket.recv_fds(link, 1, 1)
+        except BlockingIOError:
+            return
+        except OSError as error:
+            data, fds = b"", []
+            self.log.debug("Reading the other process's socket failed: %s", error)
+        if not data and not fds:
+            self._other_gone(None)
+            return
+        for fd in fds:
+            self._adopt(socket.socket(fileno=fd))
+
+    def _adopt(self, sock):
+        try:
+            client, server = sock.getpeername(), sock.getsockname()
+        except OSError:  # the client went away meanwhile
+            sock.close()
+            return
+        self.nr_conns += 1
+        self.enqueue_req(TConn(self.cfg, sock, client, server))
+
+    def _other_gone(self, error):
+        if self.link is None:
+            return
+        self.poller.unregister(self.link)
+        self.link.close()
+        self.link = None
+        if self.alive:
+            which = "worker" if self.serves_widgets else "widget process"
+            self.log.error("The %s has ended (%s); stopping so both start anew", which, error)
+            self.alive = False
+
+
+def _has_buffered(conn):
+    """Whether the connection's parser holds bytes read ahead: the request
+    there is not on the socket, and would not travel with it."""
+    parser = conn.parser
+    return bool(conn.is_http2 or (parser is not None and parser.unreader.buf.getvalue()))
+
+
+def _reap(pid, timeout):
+    """Wait for the widget process to end (it follows the worker's signals)."""
+    for _ in range(int(timeout * 10) + 1):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        threading.Event().wait(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
 
 
 def defer_accept(listener):
@@ -51,15 +216,25 @@ def defer_accept(listener):
         pass
 
 
-def is_widget_request(conn):
-    """Whether the bytes already on the connection begin a /widget/ request.
-    Anything unreadable yet (a new connection, TLS) counts as the API's."""
+def request_kind(conn):
+    """WIDGET or API by the request line already on the connection; None
+    while nothing can be read yet (a new connection, one closing, TLS)."""
     try:
         start = conn.sock.recv(PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
     except (OSError, ValueError):  # nothing there yet, or an SSL socket
-        return False
-    method, _, path = start.partition(b" ")
-    return len(method) <= 7 and path.startswith(WIDGET_PREFIX)
+        return None
+    method, space, path = start.partition(b" ")
+    if not space or len(method) > 7:
+        return None  # not a request line, or too little of it yet to tell
+    if path.startswith(WIDGET_PREFIX):
+        return WIDGET
+    return None if WIDGET_PREFIX.startswith(path) else API  # "GET /wid": not yet
+
+
+def is_widget_request(conn):
+    """Whether the bytes already on the connection begin a /widget/ request.
+    Anything unreadable yet (a new connection, TLS) counts as the API's."""
+    return request_kind(conn) == WIDGET
 
 
 class ApiFirstPool:
