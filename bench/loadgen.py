@@ -103,13 +103,14 @@ def bare_flask(route_file, port, threads):
 
 
 def resident_mb(pid):
-    """Memory of a process and its children in MB: (RSS sum, PSS sum).
+    """Memory of a process and those under it in MB: (RSS sum, PSS sum).
 
-    gunicorn forks its worker from the master, so the two share most pages;
-    RSS counts shared pages twice, PSS (proportional set size) once.
+    gunicorn forks its worker from the master, and the worker its widget
+    process, so they share most pages; RSS counts shared pages once per
+    process, PSS (proportional set size) once in all.
     """
     rss = pss = 0
-    for candidate in [pid, *_children(pid)]:
+    for candidate in [pid, *descendants(pid)]:
         try:
             rollup = Path(f"/proc/{candidate}/smaps_rollup").read_text()
         except FileNotFoundError:
@@ -120,15 +121,24 @@ def resident_mb(pid):
 
 
 def cpu_seconds(pid):
-    """CPU time (user + system) used so far by a process and its children."""
+    """CPU time (user + system) used so far by a process and those under it."""
     total = 0
-    for candidate in [pid, *_children(pid)]:
+    for candidate in [pid, *descendants(pid)]:
         try:
             fields = Path(f"/proc/{candidate}/stat").read_text().rsplit(")", 1)[1].split()
         except FileNotFoundError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(pid):
+    """The processes under `pid`, at every depth (gunicorn's worker, and the
+    widget process the worker forks)."""
+    found = []
+    for child in _children(pid):
+        found += [child, *descendants(child)]
+    return found
 
 
 def _children(pid):

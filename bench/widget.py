@@ -1,7 +1,8 @@
 """Website widget benchmark: many open widgets on one `agent-platform serve`.
 
-The service is started as a self-hoster runs it (gunicorn, one worker,
-server.threads threads, the scheduler inside), with the agent answering from
+The service is started as a self-hoster runs it (gunicorn, one worker for
+the API and the widget process it forks for widget requests and the
+scheduler, server.threads threads each), with the agent answering from
 its knowledge (the offline provider, instant) and no debounce. N widgets
 (500 by default) behave as widget.js does with its panel open on a visible
 page: a session, then polls of GET .../api/messages with the tag and since
@@ -16,11 +17,13 @@ They run in one asyncio loop of this process, on keep-alive connections.
 Figures:
 - reply visible: from sending a message to the poll that first shows the
   agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
-- /v1/me p99 for an API client (wrk, 16 paced connections) without the
-  widgets and with them, and the ratio;
+- /v1/me p99 for API clients (wrk, --api-connections paced connections,
+  16 by default, each waiting 40 ms between requests; --api-seconds long,
+  10 by default) without the widgets and with them, and the ratio;
 - the widgets' poll rate and how many polls were 204;
-- the load average before the run, and while /v1/me is measured with the
-  widgets, the service's time on a CPU and runnable but waiting for one.
+- the load average before the run, and while /v1/me is measured alone and
+  with the widgets, the service's time on a CPU and runnable but waiting
+  for one.
 
 --pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
 nice -10 (root only), so that the load generators and other work on the
@@ -30,7 +33,8 @@ wait for a thread, its handler's time, and the main thread's delay after.
 --old-script: the widgets ignore X-Poll-After, as a widget.js pasted before
 it does.
 
-    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe] [--old-script]
+    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe]
+        [--old-script] [--every 20-40] [--api-connections 16] [--api-seconds 10]
 """
 
 import argparse
@@ -47,7 +51,7 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loadgen import PACED_SCRIPT, Service, _children, wrk  # noqa: E402
+from loadgen import PACED_SCRIPT, Service, descendants, wrk  # noqa: E402
 
 PROBE = Path(__file__).resolve().parent / "probe"
 
@@ -187,9 +191,23 @@ def seconds_range(text):
     return float(low), float(high or low)
 
 
-def me_p99(service, seconds):
+def me_p99(service, options):
+    """(/v1/me p99 in ms, its window (start, end), the service's CPU seconds
+    meanwhile (on a CPU, runnable waiting))."""
     headers = {"x-api-key": service.admin_key}
-    return wrk(service.base + "/v1/me", 16, seconds, headers, script=PACED_SCRIPT)["p99_ms"]
+    connections, seconds = options.api_connections, options.api_seconds
+    cpu_before, start = service_cpu(service.process.pid), time.time()
+    measured = wrk(
+        service.base + "/v1/me",
+        connections,
+        seconds,
+        headers,
+        threads=min(connections, 2),
+        script=PACED_SCRIPT,
+    )
+    cpu_after = service_cpu(service.process.pid)
+    cpu = [after - before for after, before in zip(cpu_after, cpu_before, strict=True)]
+    return measured["p99_ms"], (start, time.time()), cpu
 
 
 def main():
@@ -199,6 +217,8 @@ def main():
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
+    parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
+    parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me measure's length")
     parser.add_argument(
         "--every", type=seconds_range, default=(20, 40), help="LOW-HIGH seconds between messages"
     )
@@ -222,7 +242,7 @@ def main():
         os.sched_setaffinity(0, {1})  # this process and wrk
     try:
         channel = setup(service)
-        quiet_window = (time.time(), me_p99(service, 10), time.time())
+        quiet, quiet_window, quiet_cpu = me_p99(service, options)
         figures = Figures()
         load = threading.Thread(
             target=run_widgets,
@@ -230,7 +250,7 @@ def main():
                 service.port,
                 channel,
                 options.widgets,
-                options.seconds,
+                max(options.seconds, 25 + options.api_seconds),
                 figures,
                 options.old_script,
                 options.every,
@@ -239,15 +259,13 @@ def main():
         started = time.monotonic()
         load.start()
         time.sleep(min(20, options.seconds / 3))  # every widget is polling by then
-        cpu_before = service_cpu(service.process.pid)
-        loaded_window = (time.time(), me_p99(service, 10), time.time())
-        on_cpu, waiting = service_cpu(service.process.pid)
-        cpu = (on_cpu - cpu_before[0], waiting - cpu_before[1])
+        loaded, loaded_window, cpu = me_p99(service, options)
         load.join()
         print(f"load average (1 min) before the run: {load_before:.2f}")
-        report(options, figures, quiet_window[1], loaded_window[1], time.monotonic() - started)
-        print(f"  service while /v1/me was loaded: {cpu[0]:.1f} s on a CPU, {cpu[1]:.1f} s", end="")
-        print(" runnable but waiting for one (all its threads)")
+        report(options, figures, quiet, loaded, time.monotonic() - started)
+        for name, (on_cpu, waiting) in (("alone", quiet_cpu), ("loaded", cpu)):
+            print(f"  service while /v1/me was {name}: {on_cpu:.1f} s on a CPU, {waiting:.1f} s")
+            print("    runnable but waiting for one (all its processes and threads)")
         if probe_out:
             time.sleep(2.5)  # its last lines
     finally:
@@ -260,7 +278,7 @@ def service_cpu(pid):
     """(seconds on a CPU, seconds runnable waiting for one), all threads of
     the service's processes."""
     on_cpu = waiting = 0
-    for process in [pid, *_children(pid)]:
+    for process in [pid, *descendants(pid)]:
         for task in Path(f"/proc/{process}/task").iterdir():
             try:
                 run, wait, _ = (task / "schedstat").read_text().split()
@@ -278,7 +296,7 @@ def report_probe(path, windows):
             records += written["records"]
             late += written["late"]
     os.remove(path)
-    for name, (start, _, end) in windows.items():
+    for name, (start, end) in windows.items():
         for kind in ("me", "poll"):
             rows = [row for row in records if row[0] == kind and start <= row[4] <= end]
             if rows:
