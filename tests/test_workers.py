@@ -289,6 +289,21 @@ def test_an_api_request_on_a_widget_connection_counts_in_the_api_process(served)
             assert served.me(mixed) == 429
 
 
+def test_a_widget_process_that_lingers_does_not_hold_the_database(served):
+    """The serving lock goes with the worker: a new worker starts while the
+    old widget process still exists (stopped here), which then ends."""
+    worker, widgets = served.processes()
+    os.kill(widgets, signal.SIGSTOP)
+    try:
+        os.kill(worker, signal.SIGKILL)
+        wait_for(lambda: served._pair() not in (None, (worker, widgets)), "started anew", 20)
+        with socket.create_connection(("127.0.0.1", served.port)) as sock:
+            assert served.me(sock) == 200
+    finally:
+        os.kill(widgets, signal.SIGCONT)
+    wait_for(lambda: not alive(widgets), "ended the old widget process", 15)
+
+
 @pytest.mark.parametrize("killed", ["worker", "widget process"])
 def test_either_process_ending_ends_the_other_and_both_start_anew(served, killed):
     worker, widgets = served.processes()

@@ -45,6 +45,16 @@ def claim(database_path):
     _held[path] = handle
 
 
+def leave_to_parent():
+    """In a process forked from the serving one (the widget process), close
+    this process's copies of the lock files without unlocking them: flock's
+    lock belongs to the open file they share, so it stays the parent's and
+    ends with it, even while this process finishes its last requests, and
+    the worker gunicorn starts in the parent's place can claim it."""
+    while _held:
+        _held.popitem()[1].close()
+
+
 def release(database_path):
     """Let go of the serving lock (a start that failed after claiming it)."""
     handle = _held.pop(lock_path(database_path), None)

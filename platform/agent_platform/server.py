@@ -91,6 +91,7 @@ def _start_worker(worker):
     import gc
 
     from .db import database
+    from .instance import leave_to_parent
     from .scheduler import build_scheduler
 
     database.close_all()  # no SQLite connection is carried across the fork
@@ -100,6 +101,7 @@ def _start_worker(worker):
     # processes keep sharing their pages.
     gc.freeze()
     if worker.split():
+        leave_to_parent()
         build_scheduler(worker.wsgi).start()
 
 
