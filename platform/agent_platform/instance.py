@@ -6,7 +6,8 @@ or a second `serve`) would split every key's limit between processes and
 start silently. Each serving process therefore holds an exclusive lock on
 `<database>.serve.lock` for as long as it lives; another one is refused,
 naming the process that serves. (`agent-platform worker`, which only runs
-jobs, needs no lock: jobs claim their work with leases.)
+jobs, needs no lock: jobs claim their work with leases. Nor does the widget
+process `serve`'s worker forks: see leave_to_parent.)
 """
 
 import fcntl

@@ -1,4 +1,4 @@
-"""Run the app: gunicorn (one process, threads) plus the scheduler, or Flask's dev server.
+"""Run the app: gunicorn (the API's worker, its widget process with the jobs) or Flask's.
 
 `agent-platform serve` migrates and prints the first key with the whole app
 loaded, then replaces itself (exec) with `python -m agent_platform.server`:
@@ -37,8 +37,9 @@ class _Gunicorn(BaseApplication):
 
 def gunicorn_options(config):
     """One worker process with threads: SQLite has one writer at a time anyway,
-    and one process keeps the in-memory rate limiter exact. Its threads serve
-    API requests before widget polls (agent_platform.workers)."""
+    and one process keeps the in-memory per-key limits exact. It forks the
+    widget process, which serves the widgets and runs the jobs
+    (agent_platform.workers)."""
     return {
         "bind": f"{config['SERVER_HOST']}:{config['SERVER_PORT']}",
         "workers": 1,
@@ -52,7 +53,7 @@ def gunicorn_options(config):
         # services of one user would take it from each other, and nothing
         # here uses it.
         "control_socket_disable": True,
-        # The scheduler's threads must start in the worker, after gunicorn forks.
+        # The scheduler's threads must start after the forks (gunicorn's, the widget process's).
         "post_worker_init": _start_worker,
     }
 
