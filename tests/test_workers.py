@@ -4,12 +4,14 @@ while widget requests hold every thread they may; and widget requests and
 background jobs in a process of their own, at a lower priority, which the
 worker passes widget connections to and takes API requests back from."""
 
+import http.client
 import json
 import os
 import signal
 import socket
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -208,40 +210,31 @@ class Served:
 
     def processes(self):
         """(worker, widget process) once both are up."""
-        return wait_for(self._pair, "started a worker and its widget process", 20)
+        return wait_for(self.pair, "started a worker and its widget process", 20)
 
-    def _pair(self):
+    def pair(self):
+        """(worker, widget process) as they are now; None while either is missing."""
         workers = children(self.master)
         widgets = children(workers[0]) if len(workers) == 1 else []
         return (workers[0], widgets[0]) if len(widgets) == 1 else None
 
-    def me(self, sock):
-        return ask(sock, f"GET /v1/me HTTP/1.1\r\nHost: x\r\nX-API-Key: {self.key}\r\n\r\n")
+    def connect(self):
+        return closing(http.client.HTTPConnection("127.0.0.1", self.port, timeout=5))
+
+    def me(self, connection):
+        return get(connection, "/v1/me", {"X-API-Key": self.key})
 
 
-def ask(sock, request, timeout=5):
-    """The status of the answer to `request` on a kept-alive connection."""
-    sock.settimeout(timeout)
-    sock.sendall(request.encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(65536)
-        assert chunk, "the connection was closed"
-        head += chunk
-    length = int(dict(_headers(head)).get("content-length", 0))
-    body = head.split(b"\r\n\r\n", 1)[1]
-    while len(body) < length:
-        body += sock.recv(65536)
-    return int(head.split(b" ", 2)[1])
+def get(connection, path, headers=None):
+    """The status of GET `path` on a kept-alive connection."""
+    connection.request("GET", path, headers=headers or {})
+    response = connection.getresponse()
+    response.read()
+    assert not response.will_close, "the connection was closed"
+    return response.status
 
 
-def _headers(head):
-    for line in head.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
-        name, _, value = line.decode().partition(":")
-        yield name.strip().lower(), value.strip()
-
-
-WIDGET_REQUEST = "GET /widget/ch_x/widget.js HTTP/1.1\r\nHost: x\r\n\r\n"
+WIDGET_PATH = "/widget/ch_x/widget.js"
 
 
 @pytest.fixture
@@ -262,8 +255,8 @@ def test_widget_requests_are_served_by_a_process_of_lower_priority(served):
     os.kill(widgets, signal.SIGSTOP)
     try:
         waiting = socket.create_connection(("127.0.0.1", served.port))
-        with waiting, socket.create_connection(("127.0.0.1", served.port)) as api:
-            waiting.sendall(WIDGET_REQUEST.encode())
+        with waiting, served.connect() as api:
+            waiting.sendall(f"GET {WIDGET_PATH} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
             assert served.me(api) == 200
             waiting.settimeout(1)
             with pytest.raises(TimeoutError):
@@ -280,13 +273,12 @@ def test_an_api_request_on_a_widget_connection_counts_in_the_api_process(served)
     connection that began with a widget request brings its API requests back
     to it, so the fifth request of the key is refused whichever connection
     it came on."""
-    with socket.create_connection(("127.0.0.1", served.port)) as plain:
-        with socket.create_connection(("127.0.0.1", served.port)) as mixed:
-            assert ask(mixed, WIDGET_REQUEST) == 404
-            statuses = [served.me(plain), served.me(mixed), served.me(plain), served.me(mixed)]
-            assert statuses == [200, 200, 200, 200]
-            assert ask(mixed, WIDGET_REQUEST) == 404
-            assert served.me(mixed) == 429
+    with served.connect() as plain, served.connect() as mixed:
+        assert get(mixed, WIDGET_PATH) == 404
+        statuses = [served.me(plain), served.me(mixed), served.me(plain), served.me(mixed)]
+        assert statuses == [200, 200, 200, 200]
+        assert get(mixed, WIDGET_PATH) == 404
+        assert served.me(mixed) == 429
 
 
 def test_a_widget_process_that_lingers_does_not_hold_the_database(served):
@@ -296,9 +288,9 @@ def test_a_widget_process_that_lingers_does_not_hold_the_database(served):
     os.kill(widgets, signal.SIGSTOP)
     try:
         os.kill(worker, signal.SIGKILL)
-        wait_for(lambda: served._pair() not in (None, (worker, widgets)), "started anew", 20)
-        with socket.create_connection(("127.0.0.1", served.port)) as sock:
-            assert served.me(sock) == 200
+        wait_for(lambda: served.pair() not in (None, (worker, widgets)), "started anew", 20)
+        with served.connect() as connection:
+            assert served.me(connection) == 200
     finally:
         os.kill(widgets, signal.SIGCONT)
     wait_for(lambda: not alive(widgets), "ended the old widget process", 15)
@@ -311,6 +303,6 @@ def test_either_process_ending_ends_the_other_and_both_start_anew(served, killed
     wait_for(lambda: not alive(worker) and not alive(widgets), "ended both processes", 15)
     new_worker, new_widgets = served.processes()
     assert {new_worker, new_widgets}.isdisjoint({worker, widgets})
-    with socket.create_connection(("127.0.0.1", served.port)) as sock:
-        assert ask(sock, WIDGET_REQUEST) == 404
-        assert served.me(sock) == 200
+    with served.connect() as connection:
+        assert get(connection, WIDGET_PATH) == 404
+        assert served.me(connection) == 200

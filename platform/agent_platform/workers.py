@@ -34,6 +34,7 @@ import selectors
 import signal
 import socket
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future
 
@@ -186,8 +187,9 @@ class ApiFirstWorker(ThreadWorker):
 
 
 def _has_buffered(conn):
-    """Whether the connection's parser holds bytes read ahead: the request
-    there is not on the socket, and would not travel with it."""
+    """Whether the connection's parser holds bytes read ahead (the request
+    there is not on the socket, and would not travel with it), or speaks
+    HTTP/2, whose streams a thread serves for the connection's life."""
     parser = conn.parser
     return bool(conn.is_http2 or (parser is not None and parser.unreader.buf.getvalue()))
 
@@ -200,7 +202,7 @@ def _reap(pid, timeout):
                 return
         except ChildProcessError:
             return
-        threading.Event().wait(0.1)
+        time.sleep(0.1)
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
 
