@@ -136,7 +136,7 @@ def free_port():
 
 
 @contextlib.contextmanager
-def serving(arguments, environ, port, started=None):
+def serving(arguments, environ, port, started=None, stderr=subprocess.DEVNULL):
     """`python app.py <arguments>` (= `agent-platform serve`) for real, until
     it answers on `port`; yields the base URL and its first two output lines
     (and appends the process, gunicorn's master, to `started` if given)."""
@@ -145,7 +145,7 @@ def serving(arguments, environ, port, started=None):
         cwd=ROOT,
         env=environ,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr,
         text=True,
     )
     if started is not None:

@@ -3,11 +3,13 @@ or gunicorn started with two workers, is refused with the reason instead of
 splitting the rate limits and starting a second scheduler silently."""
 
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 import requests
 
 from test_cli import free_port, serving
@@ -31,7 +33,11 @@ def test_a_second_serve_on_the_same_database_is_refused(tmp_path):
         assert second.stdout == ""  # no admin key printed, nothing started
 
 
-def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path):
+@pytest.mark.parametrize("worker_class", ["sync", "agent_platform.workers.ApiFirstWorker"])
+def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path, worker_class):
+    """The second worker cannot claim the lock and exits with status 3,
+    which halts gunicorn; the threads of the API-first worker, started
+    before its app loads, do not keep it alive."""
     environ = {
         **os.environ,
         "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "two.db"),
@@ -40,10 +46,11 @@ def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path):
     subprocess.run([sys.executable, "-m", "agent_platform", "migrate"], env=environ, check=True,
                    capture_output=True, cwd=ROOT, timeout=60)  # fmt: skip
     result = subprocess.run(
-        [sys.executable, "-m", "gunicorn", "-w", "2", "-b", f"127.0.0.1:{free_port()}", "app:app"],
+        [sys.executable, "-m", "gunicorn", "-w", "2", "-k", worker_class,
+         "-b", f"127.0.0.1:{free_port()}", "app:app"],
         cwd=ROOT, env=environ, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert result.returncode != 0
+    assert result.returncode == 3, result.stderr
     assert "is already serving" in result.stderr and "(pid " in result.stderr
 
 
@@ -73,3 +80,45 @@ def answers(url, seconds=20):
         except requests.RequestException:
             time.sleep(0.1)
     return False
+
+
+FORKS_AND_LINGERS = """
+import os, signal, sys
+from agent_platform.instance import claim
+claim(sys.argv[1])
+child = os.fork()
+if child == 0:
+    os.kill(os.getpid(), signal.SIGSTOP)  # stopped before it runs another line
+    os._exit(0)
+print(child, flush=True)
+signal.pause()
+"""
+
+CLAIMS = """
+import sys
+from agent_platform.instance import AlreadyServing, claim
+try:
+    claim(sys.argv[1])
+except AlreadyServing as error:
+    sys.exit(str(error))
+"""
+
+
+def test_a_process_forked_from_the_server_does_not_hold_its_lock(tmp_path):
+    """`serve`'s worker forks the widget process: once the worker is killed,
+    the worker gunicorn starts in its place claims the lock, even while the
+    fork lingers, whatever it was doing."""
+    database = str(tmp_path / "forked.db")
+    environ = {**os.environ, "PYTHONPATH": str(ROOT / "platform")}
+    server = subprocess.Popen([sys.executable, "-c", FORKS_AND_LINGERS, database],
+                              env=environ, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    fork = int(server.stdout.readline())
+    try:
+        server.kill()
+        server.wait(timeout=10)
+        successor = subprocess.run([sys.executable, "-c", CLAIMS, database], env=environ,
+                                   capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert successor.returncode == 0, successor.stderr
+    finally:
+        os.kill(fork, signal.SIGKILL)
+        server.stdout.close()

@@ -204,8 +204,8 @@ class Served:
     """`agent-platform serve` and its processes: gunicorn's master, the
     worker (the API), the widget process the worker forks."""
 
-    def __init__(self, base, key, master):
-        self.base, self.key, self.master = base, key, master
+    def __init__(self, base, key, master, log):
+        self.base, self.key, self.master, self.log = base, key, master, log
         self.port = int(base.rsplit(":", 1)[1])
 
     def processes(self):
@@ -243,8 +243,10 @@ def served(tmp_path):
     environ = dict(os.environ)
     environ["AGENT_PLATFORM_DATABASE_PATH"] = json.dumps(str(tmp_path / "served.db"))
     environ["AGENT_PLATFORM_RATE_LIMIT_REQUESTS"] = "4"
-    with serving(["--port", str(port)], environ, port, started) as (base, lines):
-        yield Served(base, lines[1].strip(), started[0].pid)
+    log = tmp_path / "served.log"
+    with log.open("w") as stderr:
+        with serving(["--port", str(port)], environ, port, started, stderr) as (base, lines):
+            yield Served(base, lines[1].strip(), started[0].pid, log)
 
 
 def test_widget_requests_are_served_by_a_process_of_lower_priority(served):
@@ -303,6 +305,10 @@ def test_either_process_ending_ends_the_other_and_both_start_anew(served, killed
     wait_for(lambda: not alive(worker) and not alive(widgets), "ended both processes", 15)
     new_worker, new_widgets = served.processes()
     assert {new_worker, new_widgets}.isdisjoint({worker, widgets})
+    log = served.log.read_text()
+    assert "Error submitting job" not in log
+    if killed == "worker":  # the widget process stopped its jobs before it exited
+        assert "Scheduler has been shut down" in log
     with served.connect() as connection:
         assert get(connection, WIDGET_PATH) == 404
         assert served.me(connection) == 200

@@ -6,10 +6,16 @@ or a second `serve`) would split every key's limit between processes and
 start silently. Each serving process therefore holds an exclusive lock on
 `<database>.serve.lock` for as long as it lives; another one is refused,
 naming the process that serves. (`agent-platform worker`, which only runs
-jobs, needs no lock: jobs claim their work with leases. Nor does the widget
-process `serve`'s worker forks: see leave_to_parent.)
+jobs, needs no lock: jobs claim their work with leases.)
+
+The lock is a POSIX record lock (lockf), which belongs to the process that
+took it: a process forked from it, as the widget process is from `serve`'s
+worker, does not hold it, so the worker gunicorn starts in place of one
+that was killed can claim it at once, whatever the old widget process is
+doing. (flock's lock would belong to the open file, which the fork shares.)
 """
 
+import errno
 import fcntl
 import os
 
@@ -30,9 +36,7 @@ def claim(database_path):
     if path in _held:
         return
     handle = open(path, "a+")  # held open: the lock lasts as long as the file
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not _lock(handle):
         holder = _holder(handle)
         handle.close()
         raise AlreadyServing(
@@ -46,14 +50,15 @@ def claim(database_path):
     _held[path] = handle
 
 
-def leave_to_parent():
-    """In a process forked from the serving one (the widget process), close
-    this process's copies of the lock files without unlocking them: flock's
-    lock belongs to the open file they share, so it stays the parent's and
-    ends with it, even while this process finishes its last requests, and
-    the worker gunicorn starts in the parent's place can claim it."""
-    while _held:
-        _held.popitem()[1].close()
+def _lock(handle):
+    """True once this process holds `handle`'s lock; False if another one does."""
+    try:
+        fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        if error.errno in (errno.EAGAIN, errno.EACCES):  # POSIX allows either for "held"
+            return False
+        raise
+    return True
 
 
 def release(database_path):

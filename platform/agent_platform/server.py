@@ -55,6 +55,7 @@ def gunicorn_options(config):
         "control_socket_disable": True,
         # The scheduler's threads must start after the forks (gunicorn's, the widget process's).
         "post_worker_init": _start_worker,
+        "worker_exit": _stop_jobs,
     }
 
 
@@ -92,7 +93,6 @@ def _start_worker(worker):
     import gc
 
     from .db import database
-    from .instance import leave_to_parent
     from .scheduler import build_scheduler
 
     database.close_all()  # no SQLite connection is carried across the fork
@@ -102,8 +102,16 @@ def _start_worker(worker):
     # processes keep sharing their pages.
     gc.freeze()
     if worker.split():
-        leave_to_parent()
-        build_scheduler(worker.wsgi).start()
+        worker.jobs = build_scheduler(worker.wsgi)
+        worker.jobs.start()
+
+
+def _stop_jobs(server, worker):
+    """Let the jobs running finish and start no more: left to the
+    interpreter's exit, the scheduler would go on handing jobs to a pool
+    already shut, and log each refusal as an error."""
+    if worker.jobs is not None:
+        worker.jobs.shutdown()
 
 
 def checked_configuration():

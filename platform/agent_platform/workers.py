@@ -59,6 +59,7 @@ class ApiFirstWorker(ThreadWorker):
     link = None  # the Unix socket to the other process, once split
     serves_widgets = False  # True in the widget process
     widget_pid = None  # in the API process
+    jobs = None  # the widget process's scheduler, which the server starts and stops
 
     def get_thread_pool(self):
         threads = self.cfg.threads
@@ -160,7 +161,7 @@ class ApiFirstWorker(ThreadWorker):
             data, fds = b"", []
             self.log.debug("Reading the other process's socket failed: %s", error)
         if not data and not fds:
-            self._other_gone(None)
+            self._other_gone("its socket closed")
             return
         for fd in fds:
             self._adopt(socket.socket(fileno=fd))
@@ -249,8 +250,13 @@ class ApiFirstPool:
         self.widgets_running = 0
         self.stopping = False
         self.ready = threading.Condition()
+        # Daemon threads: they start before the app loads, and a worker whose
+        # app fails to load must exit with its status (3 halts gunicorn), not
+        # wait for them for ever. A worker that stops has waited for its
+        # connections (up to the graceful timeout) before it exits.
         self.threads = [
-            threading.Thread(target=self._serve, name=f"gthread-{n}") for n in range(threads)
+            threading.Thread(target=self._serve, name=f"gthread-{n}", daemon=True)
+            for n in range(threads)
         ]
         for thread in self.threads:
             thread.start()
