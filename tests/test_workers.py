@@ -204,9 +204,8 @@ class Served:
     """`agent-platform serve` and its processes: gunicorn's master, the
     worker (the API), the widget process the worker forks."""
 
-    def __init__(self, base, key, master, log):
-        self.base, self.key, self.master, self.log = base, key, master, log
-        self.port = int(base.rsplit(":", 1)[1])
+    def __init__(self, port, key, master, log):
+        self.port, self.key, self.master, self.log = port, key, master, log
 
     def processes(self):
         """(worker, widget process) once both are up."""
@@ -245,8 +244,8 @@ def served(tmp_path):
     environ["AGENT_PLATFORM_RATE_LIMIT_REQUESTS"] = "4"
     log = tmp_path / "served.log"
     with log.open("w") as stderr:
-        with serving(["--port", str(port)], environ, port, started, stderr) as (base, lines):
-            yield Served(base, lines[1].strip(), started[0].pid, log)
+        with serving(["--port", str(port)], environ, port, started, stderr) as (_, lines):
+            yield Served(port, lines[1].strip(), started[0].pid, log)
 
 
 def test_widget_requests_are_served_by_a_process_of_lower_priority(served):

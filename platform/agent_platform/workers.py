@@ -175,7 +175,7 @@ class ApiFirstWorker(ThreadWorker):
         self.nr_conns += 1
         self.enqueue_req(TConn(self.cfg, sock, client, server))
 
-    def _other_gone(self, error):
+    def _other_gone(self, reason):
         if self.link is None:
             return
         self.poller.unregister(self.link)
@@ -183,7 +183,7 @@ class ApiFirstWorker(ThreadWorker):
         self.link = None
         if self.alive:
             which = "worker" if self.serves_widgets else "widget process"
-            self.log.error("The %s has ended (%s); stopping so both start anew", which, error)
+            self.log.error("The %s has ended (%s); stopping so both start anew", which, reason)
             self.alive = False
 
 
