@@ -156,7 +156,8 @@ def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None, p
     """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count.
 
     script=PACED_SCRIPT makes each connection pause `pace_ms` between requests,
-    so the latency is measured below saturation instead of being mostly queueing.
+    so the latency is measured below saturation instead of being mostly queueing;
+    with it the result also holds the run's latency histogram, {microseconds: count}.
     """
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed for this benchmark: apt-get install wrk")
@@ -165,11 +166,15 @@ def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None, p
         command += ["-H", f"{name}: {value}"]
     if script:
         command += ["-s", str(script)]
-    environ = {**os.environ, "PACE_MS": str(pace_ms)}
+    histogram = tempfile.NamedTemporaryFile("r", suffix=".latency")
+    environ = {**os.environ, "PACE_MS": str(pace_ms), "LATENCY_OUT": histogram.name}
     output = subprocess.run(
         command + [url], capture_output=True, text=True, check=True, env=environ
     ).stdout
+    with histogram:
+        counts = dict(tuple(map(int, line.split())) for line in histogram)
     return {
+        "histogram": counts,
         "requests": int(re.search(r"(\d+) requests in", output).group(1)),
         "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
         "p50_ms": _latency(output, "50%"),

@@ -14,26 +14,35 @@ that. Each widget sends a message every 20 to 40 s (--every LOW-HIGH), the
 first within 30 s of the start (within the mean interval).
 They run in one asyncio loop of this process, on keep-alive connections.
 
+After 20 s (every widget polls by then), /v1/me is measured in turn alone
+and with the widgets, --rounds times each (3 by default): for a window
+alone the widgets pause (no message, and no poll once their last message
+is answered) and the service settles; after one they resume for 10 s
+before the next. Alternating, a drift of the machine over the run (other
+work on it, the host's) weighs on both figures alike, and each figure
+pools the requests of all its windows.
+
 Figures:
 - reply visible: from sending a message to the poll that first shows the
   agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
 - /v1/me p99 for API clients (wrk, --api-connections paced connections,
-  16 by default, each waiting 40 ms between requests; --api-seconds long,
-  10 by default) without the widgets and with them, and the ratio;
-- the widgets' poll rate and how many polls were 204;
+  16 by default, each waiting 40 ms between requests; --api-seconds per
+  window, 10 by default) without the widgets and with them, and the ratio;
+  each window's p99 too;
+- the widgets' poll rate, and how many polls were 204, while measured;
 - the load average before the run, and while /v1/me is measured alone and
   with the widgets, the service's time on a CPU and runnable but waiting
   for one.
 
 --pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
 nice -10 (root only), so that the load generators and other work on the
-machine take as little as may be from the service. --probe loads
-bench/probe/ into the service and splits each /v1/me and poll into its
-wait for a thread, its handler's time, and the main thread's delay after.
---old-script: the widgets ignore X-Poll-After, as a widget.js pasted before
-it does.
+machine take as little as may be from the service, and the service's
+processes share one CPU. --probe loads bench/probe/ into the service and
+splits each /v1/me and poll into its wait for a thread, its handler's
+time, and the main thread's delay after. --old-script: the widgets ignore
+X-Poll-After, as a widget.js pasted before it does.
 
-    .venv/bin/python bench/widget.py [--widgets 500] [--seconds 60] [--pin] [--probe]
+    .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
         [--old-script] [--every 20-40] [--api-connections 16] [--api-seconds 10]
 """
 
@@ -46,6 +55,7 @@ import statistics
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import requests
@@ -62,6 +72,10 @@ QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
 # visitor wrote or was answered, then every IDLE seconds (AWAY, the closed
 # panel's or hidden page's 15 s, does not arise here; it bounds the hint).
 FAST, IDLE, AWAY, ACTIVE_FOR = 1.0, 5.0, 15.0, 30.0
+PAUSED_STEP = 0.2
+# Seconds: every widget polls within the first (IDLE and then some); after
+# resuming, every widget is back to its pace within the second.
+RAMP, RESUME = 20, 10
 
 
 class Connection:
@@ -106,9 +120,18 @@ class Connection:
 class Figures:
     def __init__(self):
         self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
+        self.awaiting = 0  # the visitors' messages not answered yet, over all widgets
 
 
-async def widget(port, channel, figures, stop_at, old_script, every):
+class Control:
+    """Set by the main thread, read by the widgets' loop. Paused widgets
+    write nothing and, once their last message is answered, stop polling."""
+
+    def __init__(self):
+        self.paused, self.stopped = threading.Event(), threading.Event()
+
+
+async def widget(port, channel, figures, control, old_script, every):
     connection = Connection(port)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
@@ -117,13 +140,18 @@ async def widget(port, channel, figures, stop_at, old_script, every):
     since = tag = None
     waiting, count, active_until = {}, 0, 0.0
     next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
-    while time.monotonic() < stop_at:
-        if time.monotonic() >= next_send:
+    while not control.stopped.is_set():
+        if control.paused.is_set() and not waiting:
+            await asyncio.sleep(PAUSED_STEP)
+            next_send += PAUSED_STEP  # the schedule resumes where it was
+            continue
+        if not control.paused.is_set() and time.monotonic() >= next_send:
             count += 1
             body = {"text": QUESTION, "client_message_id": f"m{count}"}
             status, sent = await connection.request("POST", base + "messages", headers, body)
             if status == 201:
                 waiting[sent["data"]["id"]] = time.monotonic()
+                figures.awaiting += 1
             active_until = time.monotonic() + ACTIVE_FOR
             next_send = time.monotonic() + random.uniform(*every)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
@@ -156,6 +184,7 @@ def answered(messages, waiting, figures):
         if waiting:
             oldest = min(waiting, key=waiting.get)
             figures.visible.append(time.monotonic() - waiting.pop(oldest))
+            figures.awaiting -= 1
     return bool(replies)
 
 
@@ -177,10 +206,9 @@ def setup(service):
     return channel["id"]
 
 
-def run_widgets(port, channel, count, seconds, figures, old_script, every):
+def run_widgets(port, channel, count, control, figures, old_script, every):
     async def all_of_them():
-        stop_at = time.monotonic() + seconds
-        widgets = (widget(port, channel, figures, stop_at, old_script, every) for _ in range(count))
+        widgets = (widget(port, channel, figures, control, old_script, every) for _ in range(count))
         await asyncio.gather(*widgets)
 
     asyncio.run(all_of_them())
@@ -191,34 +219,80 @@ def seconds_range(text):
     return float(low), float(high or low)
 
 
-def me_p99(service, options):
-    """(/v1/me p99 in ms, its window (start, end), the service's CPU seconds
-    meanwhile (on a CPU, runnable waiting))."""
-    headers = {"x-api-key": service.admin_key}
-    connections, seconds = options.api_connections, options.api_seconds
-    cpu_before, start = service_cpu(service.process.pid), time.time()
-    measured = wrk(
-        service.base + "/v1/me",
-        connections,
-        seconds,
-        headers,
-        threads=min(connections, 2),
-        script=PACED_SCRIPT,
-    )
-    cpu_after = service_cpu(service.process.pid)
-    cpu = [after - before for after, before in zip(cpu_after, cpu_before, strict=True)]
-    return measured["p99_ms"], (start, time.time()), cpu
+class Phase:
+    """/v1/me's windows alone or with the widgets: their pooled latencies,
+    each window's p99 and span, the service's CPU and the widgets' polls."""
+
+    def __init__(self):
+        self.latency, self.p99s, self.spans = Counter(), [], []
+        self.on_cpu = self.waiting = self.seconds = 0.0
+        self.polls = self.not_modified = 0
+
+    def measure(self, service, options, figures):
+        headers = {"x-api-key": service.admin_key}
+        connections = options.api_connections
+        polls, not_modified = figures.polls, figures.not_modified
+        cpu_before, start = service_cpu(service.process.pid), time.time()
+        measured = wrk(
+            service.base + "/v1/me",
+            connections,
+            options.api_seconds,
+            headers,
+            threads=min(connections, 2),
+            script=PACED_SCRIPT,
+        )
+        on_cpu, waiting = service_cpu(service.process.pid)
+        self.on_cpu += on_cpu - cpu_before[0]
+        self.waiting += waiting - cpu_before[1]
+        self.spans.append((start, time.time()))
+        self.seconds += self.spans[-1][1] - start
+        self.polls += figures.polls - polls
+        self.not_modified += figures.not_modified - not_modified
+        self.latency.update(measured["histogram"])
+        self.p99s.append(measured["p99_ms"])
+
+    def p99(self):
+        """In ms, over every window's requests together."""
+        rank, seen = sum(self.latency.values()) * 0.99, 0
+        for microseconds in sorted(self.latency):
+            seen += self.latency[microseconds]
+            if seen >= rank:
+                return microseconds / 1000
+        return 0.0
+
+
+def alternate(service, options, control, figures):
+    """options.rounds windows of /v1/me alone and as many with the widgets,
+    in turn, so that a drift of the machine weighs on both alike."""
+    alone, loaded = Phase(), Phase()
+    for _ in range(options.rounds):
+        control.paused.set()
+        settle(figures)
+        alone.measure(service, options, figures)
+        control.paused.clear()
+        time.sleep(RESUME)
+        loaded.measure(service, options, figures)
+    return alone, loaded
+
+
+def settle(figures, limit=30):
+    """Until the paused widgets' messages are answered and their replies'
+    jobs are done."""
+    deadline = time.monotonic() + limit
+    while figures.awaiting > 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widgets", type=int, default=500)
-    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--rounds", type=int, default=3, help="windows alone, and loaded, each")
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
     parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
-    parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me measure's length")
+    parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me window's length")
     parser.add_argument(
         "--every", type=seconds_range, default=(20, 40), help="LOW-HIGH seconds between messages"
     )
@@ -242,15 +316,14 @@ def main():
         os.sched_setaffinity(0, {1})  # this process and wrk
     try:
         channel = setup(service)
-        quiet, quiet_window, quiet_cpu = me_p99(service, options)
-        figures = Figures()
+        figures, control = Figures(), Control()
         load = threading.Thread(
             target=run_widgets,
             args=(
                 service.port,
                 channel,
                 options.widgets,
-                max(options.seconds, 25 + options.api_seconds),
+                control,
                 figures,
                 options.old_script,
                 options.every,
@@ -258,20 +331,19 @@ def main():
         )
         started = time.monotonic()
         load.start()
-        time.sleep(min(20, options.seconds / 3))  # every widget is polling by then
-        loaded, loaded_window, cpu = me_p99(service, options)
+        time.sleep(RAMP)
+        alone, loaded = alternate(service, options, control, figures)
+        control.stopped.set()
         load.join()
         print(f"load average (1 min) before the run: {load_before:.2f}")
-        report(options, figures, quiet, loaded, time.monotonic() - started)
-        for name, (on_cpu, waiting) in (("alone", quiet_cpu), ("loaded", cpu)):
-            print(f"  service while /v1/me was {name}: {on_cpu:.1f} s on a CPU, {waiting:.1f} s")
-            print("    runnable but waiting for one (all its processes and threads)")
+        report(options, figures, alone, loaded, time.monotonic() - started)
         if probe_out:
             time.sleep(2.5)  # its last lines
     finally:
+        control.stopped.set()
         service.cleanup()
     if probe_out:
-        report_probe(probe_out, {"alone": quiet_window, "loaded": loaded_window})
+        report_probe(probe_out, {"alone": alone.spans, "loaded": loaded.spans})
 
 
 def service_cpu(pid):
@@ -288,7 +360,7 @@ def service_cpu(pid):
     return on_cpu / 1e9, waiting / 1e9
 
 
-def report_probe(path, windows):
+def report_probe(path, phases):
     records, late = [], []
     with open(path) as lines:
         for line in lines:
@@ -296,9 +368,19 @@ def report_probe(path, windows):
             records += written["records"]
             late += written["late"]
     os.remove(path)
-    for name, (start, end) in windows.items():
+    for name, spans in phases.items():
+
+        def within(moment, spans=spans):
+            return any(start <= moment <= end for start, end in spans)
+
         for kind in ("me", "poll"):
-            rows = [row for row in records if row[0] == kind and start <= row[4] <= end]
+            rows = [row for row in records if row[0] == kind and within(row[4])]
+            arrived = [row[5] for row in rows if row[5] is not None]
+            if arrived:
+                print(
+                    f"  {name:6} {kind:4} ({len(arrived)}): arrival to the main thread "
+                    f"{percentile(arrived, 0.5):.2f} / {percentile(arrived, 0.99):.2f} ms"
+                )
             if rows:
                 columns = list(zip(*rows, strict=True))[1:4]
                 parts = zip(
@@ -311,7 +393,7 @@ def report_probe(path, windows):
                         for part, values in parts
                     )
                 )
-        slept = [value for moment, value in late if start <= moment <= end]
+        slept = [value for moment, value in late if within(moment)]
         print(
             f"  {name:6} a 1 ms sleep woke late by p50 {percentile(slept, 0.5):.2f} / "
             f"p99 {percentile(slept, 0.99):.2f} ms (the wait for the GIL and a CPU)"
@@ -323,17 +405,18 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] * 1000 if ordered else 0.0
 
 
-def report(options, figures, quiet, loaded, elapsed):
+def report(options, figures, alone, loaded, elapsed):
     visible = sorted(figures.visible)
-    polls = max(figures.polls, 1)
     low, high = options.every
     print(
-        f"{options.widgets} widgets for {elapsed:.0f} s on one serve process, "
-        f"a message every {low:g}-{high:g} s each ({len(figures.visible) / elapsed:.1f}/s answered)"
+        f"{options.widgets} widgets on one serve process for {elapsed:.0f} s, "
+        f"{loaded.seconds:.0f} s of them measured with the widgets; "
+        f"a message every {low:g}-{high:g} s each"
     )
     print(
-        f"  polls: {figures.polls / elapsed:.0f}/s, {figures.not_modified / polls:.1%} "
-        f"answered 204, {figures.errors} errors"
+        f"  polls while measured: {loaded.polls / loaded.seconds:.0f}/s, "
+        f"{loaded.not_modified / max(loaded.polls, 1):.1%} answered 204; "
+        f"{figures.errors} errors in the run"
     )
     if visible:
         p95 = visible[int(len(visible) * 0.95) - 1]
@@ -341,10 +424,19 @@ def report(options, figures, quiet, loaded, elapsed):
             f"  reply visible ({len(visible)} replies): p50 {statistics.median(visible):.2f} s, "
             f"p95 {p95:.2f} s, max {visible[-1]:.2f} s (a poll interval, {FAST:.0f} s, included)"
         )
+    count = sum(alone.latency.values()) + sum(loaded.latency.values())
     print(
-        f"  /v1/me p99: {quiet:.1f} ms alone, {loaded:.1f} ms with the widgets "
-        f"({loaded / quiet:.2f}x)"
+        f"  /v1/me p99 over {options.rounds} windows of {options.api_seconds} s each, "
+        f"alone and loaded in turn ({count} requests): {alone.p99():.1f} ms alone, "
+        f"{loaded.p99():.1f} ms with the widgets ({loaded.p99() / alone.p99():.2f}x)"
     )
+    rounds = zip(alone.p99s, loaded.p99s, strict=True)
+    print("    each round's: " + ", ".join(f"{a:.1f} -> {b:.1f} ms" for a, b in rounds))
+    for name, phase in (("alone", alone), ("loaded", loaded)):
+        print(
+            f"  service while /v1/me was {name}: {phase.on_cpu:.1f} s on a CPU, "
+            f"{phase.waiting:.1f} s runnable but waiting for one (all its processes and threads)"
+        )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A probe for bench/widget.py --probe, loaded by every Python process that
 finds this directory on PYTHONPATH and acting only where WIDGET_PROBE_OUT is
 set (the service's processes). In the gunicorn worker it records, per
-request: the wait for a thread (queued by the main thread to handler start),
+request: the time from its packet's arrival to the main thread's taking it
+(on a kept-alive connection), the wait for a thread (queued by the main thread to handler start),
 the handler's time, and the main thread's delay in taking the connection
 back; and every millisecond how late a 1 ms sleep wakes (the wait for the
 GIL, and for a CPU). Every 2 s it appends what is new as a JSON line, with
@@ -11,10 +12,33 @@ of a CPU."""
 
 import json
 import os
+import socket
+import struct
 import threading
 import time
 
 OUT = os.environ.get("WIDGET_PROBE_OUT")
+# Linux's: the kernel stamps each packet with its arrival (CLOCK_REALTIME).
+SO_TIMESTAMPNS = SCM_TIMESTAMPNS = 35
+TIMESPEC = struct.Struct("qq")
+
+
+def arrival_delay(conn):
+    """Seconds from the arrival of the first unread packet to now; None
+    when it bears no stamp (the connection's first, before the option)."""
+    if not getattr(conn, "stamped", False):
+        conn.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        conn.stamped = True
+        return None
+    try:
+        _, ancillary, _, _ = conn.sock.recvmsg(1, 64, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except OSError:
+        return None
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS:
+            seconds, nanoseconds = TIMESPEC.unpack(data[: TIMESPEC.size])
+            return time.time() - (seconds + nanoseconds / 1e9)
+    return None
 
 
 def kind(req):
@@ -35,7 +59,7 @@ def install(worker_class):
     )
 
     def timed_enqueue(self, conn):
-        conn.probe = {"queued": time.perf_counter()}
+        conn.probe = {"queued": time.perf_counter(), "arrival": arrival_delay(conn)}
         return enqueue(self, conn)
 
     def timed_handle(self, conn):
@@ -58,6 +82,7 @@ def install(worker_class):
                 probe["ended"] - probe["started"],
                 time.perf_counter() - probe["ended"],
                 time.time(),
+                probe["arrival"],
             )
             with lock:
                 records.append(row)
