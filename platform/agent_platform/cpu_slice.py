@@ -34,13 +34,14 @@ def shorten(slice_ns=SLICE_NS):
     such as SCHED_BATCH, is left alone); False where the system refuses."""
     try:
         for thread in os.listdir("/proc/self/task"):
-            _shorten_thread(int(thread), slice_ns)
+            shorten_thread(int(thread), slice_ns)
     except OSError:
         return False
     return True
 
 
-def _shorten_thread(tid, slice_ns):
+def shorten_thread(tid, slice_ns=SLICE_NS):
+    """One thread's, if under the ordinary policy; OSError where refused."""
     try:
         if os.sched_getscheduler(tid) == os.SCHED_OTHER:
             _set(tid, os.getpriority(os.PRIO_PROCESS, tid), slice_ns)
