@@ -34,10 +34,6 @@ Figures:
   with the widgets, the service's time on a CPU and runnable but waiting
   for one.
 
-wrk takes a short CPU slice (agent_platform.cpu_slice, as the service's API
-threads do), so that it wakes at once where the widgets' loop shares its
-CPU, as an API client on a machine of its own would.
-
 --pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
 nice -10 (root only), so that the load generators and other work on the
 machine take as little as may be from the service, and the service's
@@ -63,8 +59,6 @@ from collections import Counter
 from pathlib import Path
 
 import requests
-
-from agent_platform import cpu_slice
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from loadgen import PACED_SCRIPT, Service, descendants, wrk  # noqa: E402
@@ -337,10 +331,6 @@ def main():
         )
         started = time.monotonic()
         load.start()
-        # wrk, which this thread starts, takes the API's short slice: the
-        # widgets' loop shares its CPU, and a real API client, elsewhere,
-        # does not wait for it to wake.
-        cpu_slice.shorten_thread(threading.get_native_id())
         time.sleep(RAMP)
         alone, loaded = alternate(service, options, control, figures)
         control.stopped.set()

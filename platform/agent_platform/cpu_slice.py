@@ -34,14 +34,13 @@ def shorten(slice_ns=SLICE_NS):
     such as SCHED_BATCH, is left alone); False where the system refuses."""
     try:
         for thread in os.listdir("/proc/self/task"):
-            shorten_thread(int(thread), slice_ns)
+            _shorten_thread(int(thread), slice_ns)
     except OSError:
         return False
     return True
 
 
-def shorten_thread(tid, slice_ns=SLICE_NS):
-    """One thread's, if under the ordinary policy; OSError where refused."""
+def _shorten_thread(tid, slice_ns):
     try:
         if os.sched_getscheduler(tid) == os.SCHED_OTHER:
             _set(tid, os.getpriority(os.PRIO_PROCESS, tid), slice_ns)
