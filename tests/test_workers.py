@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import requests
 
-from agent_platform import cpu_slice
 from agent_platform.workers import (
     API,
     WIDGET,
@@ -268,20 +267,6 @@ def test_widget_requests_are_served_by_a_process_of_lower_priority(served):
             assert waiting.recv(12) == b"HTTP/1.1 404"
     finally:
         os.kill(widgets, signal.SIGCONT)
-
-
-def test_the_api_threads_have_a_short_cpu_slice_and_the_widget_process_the_default(served):
-    """So that a request arriving takes the CPU from the widget process at once."""
-    worker, widgets = served.processes()
-    default = cpu_slice.slice_of(0)  # this test's thread has the kernel's
-    assert default != cpu_slice.SLICE_NS
-    assert set(slices(worker).values()) == {cpu_slice.SLICE_NS}
-    assert set(slices(widgets).values()) == {default}
-
-
-def slices(pid):
-    """{thread id: its CPU slice} of a process."""
-    return {int(tid): cpu_slice.slice_of(int(tid)) for tid in os.listdir(f"/proc/{pid}/task")}
 
 
 def test_an_api_request_on_a_widget_connection_counts_in_the_api_process(served):

@@ -7,9 +7,7 @@ waited for the GIL behind them (`/v1/me` p99 about twice its quiet figure,
 docs/benchmarks.md), whatever the threads' order or OS priorities. So after
 loading the app the worker forks a widget process (`split`), at niceness
 WIDGET_NICENESS, that runs the scheduler and serves every request whose
-first line names a /widget/ path; the worker's threads take a short CPU
-slice (cpu_slice), so that a request takes the CPU from the widget process
-as soon as it arrives. The two are joined by a Unix socket: the
+first line names a /widget/ path. The two are joined by a Unix socket: the
 main thread of each peeks at a request's first bytes (recv with MSG_PEEK,
 nothing consumed) and passes a connection whose request belongs to the
 other process over it (SCM_RIGHTS), where it is served as if accepted
@@ -41,8 +39,6 @@ from collections import deque
 from concurrent.futures import Future
 
 from gunicorn.workers.gthread import PollableMethodQueue, TConn, ThreadWorker
-
-from . import cpu_slice
 
 WIDGET_PREFIX = b"/widget/"
 # A request line starts with a method of at most 7 letters and a space.
@@ -77,7 +73,6 @@ class ApiFirstWorker(ThreadWorker):
             widget_end.close()
             self.widget_pid, self.link = pid, api_end
             api_end.setblocking(False)
-            cpu_slice.shorten()  # after the fork: the widget process keeps the default
             return False
         api_end.close()
         self._become_widget_process(widget_end)
