@@ -38,8 +38,9 @@ Figures:
 nice -10 (root only), so that the load generators and other work on the
 machine take as little as may be from the service, and the service's
 processes share one CPU. --probe loads bench/probe/ into the service and
-splits each /v1/me and poll into its wait for a thread, its handler's
-time, and the main thread's delay after. --old-script: the widgets ignore
+splits each /v1/me and poll into the wait from its packet's arrival to the
+main thread (on a kept-alive connection), its wait for a thread, its
+handler's time, and the main thread's delay after. --old-script: the widgets ignore
 X-Poll-After, as a widget.js pasted before it does.
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
