@@ -72,7 +72,11 @@ class Service:
             self.admin_key = self.process.stdout.readline().strip()
         # Keep reading, so a full pipe never blocks the server.
         threading.Thread(target=self.process.stdout.read, daemon=True).start()
-        wait_until_up(self.base + "/v1/health")
+        try:
+            wait_until_up(self.base + "/v1/health")
+        except RuntimeError:
+            self.cleanup()  # a service that never came up is not left running
+            raise
         return self
 
     def stop(self):
