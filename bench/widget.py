@@ -226,7 +226,7 @@ class Phase:
 
     def __init__(self):
         self.latency, self.p99s, self.spans = Counter(), [], []
-        self.on_cpu = self.waiting = self.seconds = 0.0
+        self.on_cpu = self.waiting = 0.0
         self.polls = self.not_modified = 0
 
     def measure(self, service, options, figures):
@@ -246,11 +246,14 @@ class Phase:
         self.on_cpu += on_cpu - cpu_before[0]
         self.waiting += waiting - cpu_before[1]
         self.spans.append((start, time.time()))
-        self.seconds += self.spans[-1][1] - start
         self.polls += figures.polls - polls
         self.not_modified += figures.not_modified - not_modified
         self.latency.update(measured["histogram"])
         self.p99s.append(measured["p99_ms"])
+
+    @property
+    def seconds(self):
+        return sum(end - start for start, end in self.spans)
 
     def p99(self):
         """In ms, over every window's requests together."""

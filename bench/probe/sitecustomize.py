@@ -2,13 +2,13 @@
 finds this directory on PYTHONPATH and acting only where WIDGET_PROBE_OUT is
 set (the service's processes). In the gunicorn worker it records, per
 request: the time from its packet's arrival to the main thread's taking it
-(on a kept-alive connection), the wait for a thread (queued by the main thread to handler start),
-the handler's time, and the main thread's delay in taking the connection
-back; and every millisecond how late a 1 ms sleep wakes (the wait for the
-GIL, and for a CPU). Every 2 s it appends what is new as a JSON line, with
-each thread's time on a CPU and time runnable but waiting for one
-(/proc/.../schedstat). The probe thread itself costs the service about 2%
-of a CPU."""
+(on a kept-alive connection), the wait for a thread (queued by the main
+thread to handler start), the handler's time, and the main thread's delay
+in taking the connection back; and every millisecond how late a 1 ms
+sleep wakes (the wait for the GIL, and for a CPU). Every 2 s it appends
+what is new as a JSON line, with each thread's time on a CPU and time
+runnable but waiting for one (/proc/.../schedstat). The probe thread itself
+costs the service about 2% of a CPU."""
 
 import json
 import os
