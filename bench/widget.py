@@ -40,7 +40,8 @@ machine take as little as may be from the service, and the service's
 processes share one CPU. --probe loads bench/probe/ into the service and
 splits each /v1/me and poll into the wait from its packet's arrival to the
 main thread (on a kept-alive connection), its wait for a thread, its
-handler's time, and the main thread's delay after. --old-script: the widgets ignore
+handler's time, and the main thread's delay after; and gives the time from
+its arrival to its handler's end. --old-script: the widgets ignore
 X-Poll-After, as a widget.js pasted before it does.
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
@@ -365,12 +366,10 @@ def service_cpu(pid):
 
 
 def report_probe(path, phases):
-    records, late = [], []
+    records = []
     with open(path) as lines:
         for line in lines:
-            written = json.loads(line)
-            records += written["records"]
-            late += written["late"]
+            records += json.loads(line)["records"]
     os.remove(path)
     for name, spans in phases.items():
 
@@ -379,11 +378,15 @@ def report_probe(path, phases):
 
         for kind in ("me", "poll"):
             rows = [row for row in records if row[0] == kind and within(row[4])]
-            arrived = [row[5] for row in rows if row[5] is not None]
+            arrived = [row for row in rows if row[5] is not None]
             if arrived:
+                waits = [row[5] for row in arrived]
+                served = [row[5] + row[1] + row[2] for row in arrived]
                 print(
                     f"  {name:6} {kind:4} ({len(arrived)}): arrival to the main thread "
-                    f"{percentile(arrived, 0.5):.2f} / {percentile(arrived, 0.99):.2f} ms"
+                    f"{percentile(waits, 0.5):.2f} / {percentile(waits, 0.99):.2f} ms, "
+                    f"to the handler's end {percentile(served, 0.5):.2f} / "
+                    f"{percentile(served, 0.99):.2f} ms"
                 )
             if rows:
                 columns = list(zip(*rows, strict=True))[1:4]
@@ -397,11 +400,6 @@ def report_probe(path, phases):
                         for part, values in parts
                     )
                 )
-        slept = [value for moment, value in late if within(moment)]
-        print(
-            f"  {name:6} a 1 ms sleep woke late by p50 {percentile(slept, 0.5):.2f} / "
-            f"p99 {percentile(slept, 0.99):.2f} ms (the wait for the GIL and a CPU)"
-        )
 
 
 def percentile(values, fraction):
