@@ -32,7 +32,8 @@ Figures:
 - the widgets' poll rate, and how many polls were 204, while measured;
 - the load average before the run, and while /v1/me is measured alone and
   with the widgets, the service's time on a CPU and runnable but waiting
-  for one.
+  for one, and the time the host took of the machine's CPUs (steal time,
+  where the machine is virtual).
 
 --pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
 nice -10 (root only), so that the load generators and other work on the
@@ -227,7 +228,7 @@ class Phase:
 
     def __init__(self):
         self.latency, self.p99s, self.spans = Counter(), [], []
-        self.on_cpu = self.waiting = 0.0
+        self.on_cpu = self.waiting = self.stolen = 0.0
         self.polls = self.not_modified = 0
 
     def measure(self, service, options, figures):
@@ -235,6 +236,7 @@ class Phase:
         connections = options.api_connections
         polls, not_modified = figures.polls, figures.not_modified
         cpu_before, start = service_cpu(service.process.pid), time.time()
+        stolen_before = stolen()
         measured = wrk(
             service.base + "/v1/me",
             connections,
@@ -246,6 +248,7 @@ class Phase:
         on_cpu, waiting = service_cpu(service.process.pid)
         self.on_cpu += on_cpu - cpu_before[0]
         self.waiting += waiting - cpu_before[1]
+        self.stolen += stolen() - stolen_before
         self.spans.append((start, time.time()))
         self.polls += figures.polls - polls
         self.not_modified += figures.not_modified - not_modified
@@ -351,6 +354,14 @@ def main():
         report_probe(probe_out, {"alone": alone.spans, "loaded": loaded.spans})
 
 
+def stolen():
+    """Seconds of this machine's CPUs that its host gave to others (steal
+    time, on a virtual machine), all CPUs together."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+
+
 def service_cpu(pid):
     """(seconds on a CPU, seconds runnable waiting for one), all threads of
     the service's processes."""
@@ -437,7 +448,8 @@ def report(options, figures, alone, loaded, elapsed):
     for name, phase in (("alone", alone), ("loaded", loaded)):
         print(
             f"  service while /v1/me was {name}: {phase.on_cpu:.1f} s on a CPU, "
-            f"{phase.waiting:.1f} s runnable but waiting for one (all its processes and threads)"
+            f"{phase.waiting:.1f} s runnable but waiting for one (all its processes and threads); "
+            f"the host took {phase.stolen:.1f} s of the machine's CPUs"
         )
 
 
