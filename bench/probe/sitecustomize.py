@@ -6,9 +6,9 @@ request: the time from its packet's arrival to the main thread's taking it
 thread to handler start), the handler's time, and the main thread's delay
 in taking the connection back. Every 2 s it appends what is new as a JSON
 line, with each thread's time on a CPU and time runnable but waiting for
-one (/proc/.../schedstat). It no longer runs a thread that wakes every
-millisecond to time its own sleep: that thread, contending for the GIL,
-slowed the requests it measured."""
+one (/proc/.../schedstat). Its only thread is that writer: a thread that
+woke every millisecond to time its own sleep, contending for the GIL and
+the CPU, changed what it measured (docs/benchmarks.md)."""
 
 import json
 import os
