@@ -75,7 +75,6 @@ QUESTION, ANSWER = "How much is delivery?", "Delivery costs 5 euros."
 # visitor wrote or was answered, then every IDLE seconds (AWAY, the closed
 # panel's or hidden page's 15 s, does not arise here; it bounds the hint).
 FAST, IDLE, AWAY, ACTIVE_FOR = 1.0, 5.0, 15.0, 30.0
-PAUSED_STEP = 0.2
 # Seconds: every widget polls within the first (IDLE and then some); after
 # resuming, every widget is back to its pace within the second.
 RAMP, RESUME = 20, 10
@@ -128,10 +127,31 @@ class Figures:
 
 class Control:
     """Set by the main thread, read by the widgets' loop. Paused widgets
-    write nothing and, once their last message is answered, stop polling."""
+    write nothing and, once their last message is answered, stop polling:
+    they wait on `running` instead of waking to look, so that the loop
+    leaves wrk's CPU alone in the windows without widgets."""
 
     def __init__(self):
         self.paused, self.stopped = threading.Event(), threading.Event()
+        self.loop = self.running = None  # the widgets' loop's, once it runs
+
+    def start(self):
+        """In the widgets' loop, before the widgets."""
+        self.loop, self.running = asyncio.get_running_loop(), asyncio.Event()
+        self.running.set()
+
+    def pause(self):
+        self.paused.set()
+        self.loop.call_soon_threadsafe(self.running.clear)
+
+    def resume(self):
+        self.paused.clear()
+        self.loop.call_soon_threadsafe(self.running.set)
+
+    def stop(self):
+        self.stopped.set()
+        if self.loop is not None and not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.running.set)
 
 
 async def widget(port, channel, figures, control, old_script, every):
@@ -145,8 +165,9 @@ async def widget(port, channel, figures, control, old_script, every):
     next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
     while not control.stopped.is_set():
         if control.paused.is_set() and not waiting:
-            await asyncio.sleep(PAUSED_STEP)
-            next_send += PAUSED_STEP  # the schedule resumes where it was
+            paused_at = time.monotonic()
+            await control.running.wait()
+            next_send += time.monotonic() - paused_at  # the schedule resumes where it was
             continue
         if not control.paused.is_set() and time.monotonic() >= next_send:
             count += 1
@@ -211,6 +232,7 @@ def setup(service):
 
 def run_widgets(port, channel, count, control, figures, old_script, every):
     async def all_of_them():
+        control.start()
         widgets = (widget(port, channel, figures, control, old_script, every) for _ in range(count))
         await asyncio.gather(*widgets)
 
@@ -274,10 +296,10 @@ def alternate(service, options, control, figures):
     in turn, so that a drift of the machine weighs on both alike."""
     alone, loaded = Phase(), Phase()
     for _ in range(options.rounds):
-        control.paused.set()
+        control.pause()
         settle(figures)
         alone.measure(service, options, figures)
-        control.paused.clear()
+        control.resume()
         time.sleep(RESUME)
         loaded.measure(service, options, figures)
     return alone, loaded
@@ -341,14 +363,14 @@ def main():
         load.start()
         time.sleep(RAMP)
         alone, loaded = alternate(service, options, control, figures)
-        control.stopped.set()
+        control.stop()
         load.join()
         print(f"load average (1 min) before the run: {load_before:.2f}")
         report(options, figures, alone, loaded, time.monotonic() - started)
         if probe_out:
             time.sleep(2.5)  # its last lines
     finally:
-        control.stopped.set()
+        control.stop()
         service.cleanup()
     if probe_out:
         report_probe(probe_out, {"alone": alone.spans, "loaded": loaded.spans})
