@@ -132,7 +132,7 @@ class Control:
     leaves wrk's CPU alone in the windows without widgets."""
 
     def __init__(self):
-        self.paused, self.stopped = threading.Event(), threading.Event()
+        self.stopped = threading.Event()
         self.loop = self.running = None  # the widgets' loop's, once it runs
 
     def start(self):
@@ -141,11 +141,9 @@ class Control:
         self.running.set()
 
     def pause(self):
-        self.paused.set()
         self.loop.call_soon_threadsafe(self.running.clear)
 
     def resume(self):
-        self.paused.clear()
         self.loop.call_soon_threadsafe(self.running.set)
 
     def stop(self):
@@ -164,12 +162,13 @@ async def widget(port, channel, figures, control, old_script, every):
     waiting, count, active_until = {}, 0, 0.0
     next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
     while not control.stopped.is_set():
-        if control.paused.is_set() and not waiting:
+        paused = not control.running.is_set()
+        if paused and not waiting:
             paused_at = time.monotonic()
             await control.running.wait()
             next_send += time.monotonic() - paused_at  # the schedule resumes where it was
             continue
-        if not control.paused.is_set() and time.monotonic() >= next_send:
+        if not paused and time.monotonic() >= next_send:
             count += 1
             body = {"text": QUESTION, "client_message_id": f"m{count}"}
             status, sent = await connection.request("POST", base + "messages", headers, body)
@@ -246,19 +245,16 @@ def seconds_range(text):
 
 class Phase:
     """/v1/me's windows alone or with the widgets: their pooled latencies,
-    each window's p99 and span, the service's CPU and the widgets' polls."""
+    each window's p99 and span, and what the windows `used` together: the
+    service's CPU, the host's steal and the widgets' polls."""
 
     def __init__(self):
-        self.latency, self.p99s, self.spans = Counter(), [], []
-        self.on_cpu = self.waiting = self.stolen = 0.0
-        self.polls = self.not_modified = 0
+        self.latency, self.p99s, self.spans, self.used = Counter(), [], [], Counter()
 
     def measure(self, service, options, figures):
         headers = {"x-api-key": service.admin_key}
         connections = options.api_connections
-        polls, not_modified = figures.polls, figures.not_modified
-        cpu_before, start = service_cpu(service.process.pid), time.time()
-        stolen_before = stolen()
+        before, start = readings(service, figures), time.time()
         measured = wrk(
             service.base + "/v1/me",
             connections,
@@ -267,13 +263,9 @@ class Phase:
             threads=min(connections, 2),
             script=PACED_SCRIPT,
         )
-        on_cpu, waiting = service_cpu(service.process.pid)
-        self.on_cpu += on_cpu - cpu_before[0]
-        self.waiting += waiting - cpu_before[1]
-        self.stolen += stolen() - stolen_before
+        self.used.update(readings(service, figures))
+        self.used.subtract(before)
         self.spans.append((start, time.time()))
-        self.polls += figures.polls - polls
-        self.not_modified += figures.not_modified - not_modified
         self.latency.update(measured["histogram"])
         self.p99s.append(measured["p99_ms"])
 
@@ -289,6 +281,18 @@ class Phase:
             if seen >= rank:
                 return microseconds / 1000
         return 0.0
+
+
+def readings(service, figures):
+    """The running totals a window's use is the difference of."""
+    on_cpu, waiting = service_cpu(service.process.pid)
+    return Counter(
+        on_cpu=on_cpu,
+        waiting=waiting,
+        stolen=stolen(),
+        polls=figures.polls,
+        not_modified=figures.not_modified,
+    )
 
 
 def alternate(service, options, control, figures):
@@ -449,8 +453,8 @@ def report(options, figures, alone, loaded, elapsed):
         f"a message every {low:g}-{high:g} s each"
     )
     print(
-        f"  polls while measured: {loaded.polls / loaded.seconds:.0f}/s, "
-        f"{loaded.not_modified / max(loaded.polls, 1):.1%} answered 204; "
+        f"  polls while measured: {loaded.used['polls'] / loaded.seconds:.0f}/s, "
+        f"{loaded.used['not_modified'] / max(loaded.used['polls'], 1):.1%} answered 204; "
         f"{figures.errors} errors in the run"
     )
     if visible:
@@ -468,10 +472,12 @@ def report(options, figures, alone, loaded, elapsed):
     rounds = zip(alone.p99s, loaded.p99s, strict=True)
     print("    each round's: " + ", ".join(f"{a:.1f} -> {b:.1f} ms" for a, b in rounds))
     for name, phase in (("alone", alone), ("loaded", loaded)):
+        used = phase.used
         print(
-            f"  service while /v1/me was {name}: {phase.on_cpu:.1f} s on a CPU, "
-            f"{phase.waiting:.1f} s runnable but waiting for one (all its processes and threads); "
-            f"the host took {phase.stolen:.1f} s of the machine's CPUs"
+            f"  service while /v1/me was {name}: {used['on_cpu']:.1f} s on a CPU, "
+            f"{used['waiting']:.1f} s runnable but waiting for one "
+            "(all its processes and threads); "
+            f"the host took {used['stolen']:.1f} s of the machine's CPUs"
         )
 
 
