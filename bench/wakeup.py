@@ -10,19 +10,29 @@ the time, and the reader notes how late it woke. Beside the reader, on CPU
   loop     a Python loop with no system call
   threads  --threads Python threads in a loop, handing the interpreter lock
            to one another every --switch-ms (Python's default is 5 ms)
+--slice-ms gives the competitor's threads that CPU slice (sched_setattr,
+Linux 6.12 on) instead of the kernel's default (about 1.5 ms): a task woken
+beside a task whose slice is longer than its own may take the CPU at once.
 Prints the wake-up delay's p50, p90, p99 and max for each. Needs 2 CPUs.
 
-    .venv/bin/python bench/wakeup.py [--wakeups 2000] [--threads 5] [--switch-ms 0.5] [--idle]
+    .venv/bin/python bench/wakeup.py [--wakeups 2000] [--threads 5] [--switch-ms 0.5]
+        [--idle | --slice-ms 10]
 """
 
 import argparse
+import ctypes
 import os
+import struct
 import sys
 import threading
 import time
 
 READER_CPU, WRITER_CPU = 0, 1
 STAMP = 8  # bytes of a perf_counter_ns stamp
+SCHED_SETATTR_X86_64 = 314
+# struct sched_attr: size, policy, flags, nice, priority, runtime (the
+# slice, for an ordinary task), deadline, period, util_min, util_max.
+SCHED_ATTR = struct.Struct("IIQiIQQQII")
 
 
 def compete(kind, options):
@@ -37,11 +47,23 @@ def compete(kind, options):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     else:
         os.nice(19)
+    if options.slice_ms:
+        set_slice(int(options.slice_ms * 1e6))
     if kind == "threads":
         sys.setswitchinterval(options.switch_ms / 1000)
         for _ in range(options.threads - 1):
             threading.Thread(target=spin, daemon=True).start()
     spin()
+
+
+def set_slice(slice_ns):
+    """The calling thread's slice, which threads it starts inherit."""
+    niceness = os.getpriority(os.PRIO_PROCESS, 0)
+    attr = SCHED_ATTR.pack(SCHED_ATTR.size, 0, 0, niceness, 0, slice_ns, 0, 0, 0, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    buffer = ctypes.create_string_buffer(attr, SCHED_ATTR.size)
+    if libc.syscall(SCHED_SETATTR_X86_64, 0, buffer, 0) != 0:
+        raise OSError(ctypes.get_errno(), "sched_setattr")
 
 
 def spin():
@@ -99,8 +121,11 @@ def main():
     parser.add_argument("--threads", type=int, default=5)
     parser.add_argument("--switch-ms", type=float, default=0.5)
     parser.add_argument("--idle", action="store_true", help="the competitor at SCHED_IDLE")
+    parser.add_argument("--slice-ms", type=float, help="the competitor's CPU slice (x86-64)")
     options = parser.parse_args()
     policy = "SCHED_IDLE" if options.idle else "niceness 19"
+    if options.slice_ms:
+        policy += f", slice {options.slice_ms:g} ms"
     print(f"a reader woken from CPU {WRITER_CPU}, beside a competitor at {policy} on its CPU")
     for kind in ("none", "loop", "threads"):
         delays = measure(kind, options)
