@@ -66,6 +66,8 @@ def test_the_documented_alternative_webhook_schedule_is_accepted(tmp_path):
          'AGENT_PLATFORM_WEBHOOKS_FAILURE_POLICY (webhooks.failure_policy) = "explode"'),
         ("AGENT_PLATFORM_SERVER_PORT", "-5", "= -5: must be a port"),
         ("AGENT_PLATFORM_SERVER_THREADS", "many", '= "many": must be an integer'),
+        ("AGENT_PLATFORM_SERVER_TIMEOUT_SECONDS", "5", "= 5: must be 10 to 86400"),
+        ("AGENT_PLATFORM_SERVER_TIMEOUT_SECONDS", "1e400", "must be an integer"),
     ],
 )  # fmt: skip
 def test_a_bad_variable_is_named_as_the_variable(tmp_path, variable, value, says):

@@ -238,8 +238,21 @@ WIDGET_PATH = "/widget/ch_x/widget.js"
 
 @pytest.fixture
 def served(tmp_path):
+    yield from serve(tmp_path)
+
+
+@pytest.fixture
+def served_watched(tmp_path):
+    """Served with gunicorn's shortest timeout allowed."""
+    yield from serve(tmp_path, AGENT_PLATFORM_SERVER_TIMEOUT_SECONDS=str(WATCHED_TIMEOUT))
+
+
+WATCHED_TIMEOUT = 10
+
+
+def serve(tmp_path, **settings):
     port, started = free_port(), []
-    environ = dict(os.environ)
+    environ = dict(os.environ, **settings)
     environ["AGENT_PLATFORM_DATABASE_PATH"] = json.dumps(str(tmp_path / "served.db"))
     environ["AGENT_PLATFORM_RATE_LIMIT_REQUESTS"] = "4"
     log = tmp_path / "served.log"
@@ -311,3 +324,40 @@ def test_either_process_ending_ends_the_other_and_both_start_anew(served, killed
     with served.connect() as connection:
         assert get(connection, WIDGET_PATH) == 404
         assert served.me(connection) == 200
+
+
+def test_a_silent_widget_process_is_killed_and_both_start_anew(served_watched):
+    """gunicorn's liveness check, which watches the worker, covers the widget
+    process too: stopped, it is killed once silent for server.timeout_seconds,
+    the worker stops, and gunicorn starts both anew; the widgets and the jobs
+    are never left without a process."""
+    served = served_watched
+    worker, widgets = served.processes()
+    os.kill(widgets, signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        wait_for(lambda: not alive(widgets), "killed the widget process", WATCHED_TIMEOUT + 10)
+        assert time.monotonic() - stopped > WATCHED_TIMEOUT - 1  # not before its time
+        wait_for(lambda: not alive(worker), "ended the worker", 15)
+    finally:
+        if alive(widgets):
+            os.kill(widgets, signal.SIGCONT)
+    new_worker, new_widgets = served.processes()
+    assert {new_worker, new_widgets}.isdisjoint({worker, widgets})
+    assert "The widget process has ended (killed, silent for 1" in served.log.read_text()
+    with served.connect() as connection:
+        assert get(connection, WIDGET_PATH) == 404
+        assert served.me(connection) == 200
+
+
+def test_a_widget_process_that_beats_is_left_alone(served_watched):
+    """Busy or idle, a widget process that turns its loop is not killed."""
+    served = served_watched
+    pair = served.processes()
+    deadline = time.monotonic() + WATCHED_TIMEOUT + 3
+    with served.connect() as connection:
+        while time.monotonic() < deadline:
+            assert get(connection, WIDGET_PATH) == 404
+            time.sleep(0.5)
+    assert served.pair() == pair
+    assert "silent for" not in served.log.read_text()

@@ -24,6 +24,7 @@ DEFAULTS = {
     "SERVER_PUBLIC_URL": None,  # derived from host and port (public_url())
     "SERVER_ACCESS_LOG": False,
     "SERVER_PROXY_HOPS": 0,
+    "SERVER_TIMEOUT_SECONDS": 60,
     "DATABASE_PATH": "data/agent_platform.db",
     "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
     "RATE_LIMIT_REQUESTS": 100,

@@ -62,6 +62,10 @@ def _days_up_to(maximum):
     return lambda value: None if 1 <= value <= maximum else f"must be 1 to {maximum}"
 
 
+def _between(minimum, maximum):
+    return lambda value: None if minimum <= value <= maximum else f"must be {minimum} to {maximum}"
+
+
 def _port(value):
     return None if 1 <= value <= 65535 else "must be a port, 1 to 65535"
 
@@ -124,6 +128,9 @@ _BY_KEY = {
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
     "SERVER_PROXY_HOPS": _at_least(0),
+    # gunicorn counts the worker's start (loading the app, a few seconds on
+    # a slow machine) against it; past a day nothing would be watching.
+    "SERVER_TIMEOUT_SECONDS": _between(10, 86400),
 }
 _BY_SUFFIX = (
     ("_SECONDS", _at_least(0.001)),

@@ -48,7 +48,8 @@ def gunicorn_options(config):
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "loglevel": config["LOG_LEVEL"].lower(),
         "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else Logger,
-        "timeout": 60,
+        # A process silent this long is killed and both are started anew.
+        "timeout": config["SERVER_TIMEOUT_SECONDS"],
         # gunicorn (25.1 on) opens a control socket at one path per user: two
         # services of one user would take it from each other, and nothing
         # here uses it.

@@ -18,7 +18,11 @@ process has every widget request for the per-visitor limits.
 Either process ends when the other does: the widget process when the
 worker is gone (gunicorn then starts a new worker, which forks a new one),
 the worker when the widget process is gone, so that gunicorn starts both
-anew and no job goes unscheduled.
+anew and no job goes unscheduled. gunicorn's liveness check covers both:
+the widget process beats into memory the two share, and the worker, which
+alone reports to gunicorn, kills it and stops when it has been silent for
+gunicorn's timeout (server.timeout_seconds), as gunicorn kills a silent
+worker.
 
 Within a process, gthread hands every request to one first-in-first-out
 thread pool; here widget requests (/widget/...) wait in a queue of their
@@ -29,10 +33,12 @@ API (in the API process, should the widget process not take them).
 Only the gunicorn master and worker import this (no app, no Flask).
 """
 
+import mmap
 import os
 import selectors
 import signal
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -48,6 +54,9 @@ PEEK_BYTES = 8 + len(WIDGET_PREFIX)
 WIDGET_NICENESS = 19
 WIDGET_KEEPALIVE_SECONDS = 20
 WIDGET, API = "widget", "api"
+# The widget process's last beat: a time.monotonic() reading, which every
+# process of the machine reads off the same clock.
+HEARTBEAT = struct.Struct("d")
 
 
 def widget_share(threads):
@@ -60,6 +69,7 @@ class ApiFirstWorker(ThreadWorker):
     serves_widgets = False  # True in the widget process
     widget_pid = None  # in the API process
     jobs = None  # the widget process's scheduler, which the server starts and stops
+    heartbeat = None  # memory shared by both once split, where the widget process beats
 
     def get_thread_pool(self):
         threads = self.cfg.threads
@@ -68,6 +78,8 @@ class ApiFirstWorker(ThreadWorker):
     def split(self):
         """Fork the widget process: True in it, False in the worker."""
         api_end, widget_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.heartbeat = mmap.mmap(-1, HEARTBEAT.size)  # anonymous and shared: both see it
+        self._beat()
         pid = os.fork()
         if pid:
             widget_end.close()
@@ -97,10 +109,23 @@ class ApiFirstWorker(ThreadWorker):
         self.tpool = self.get_thread_pool()
 
     def notify(self):
-        """Only the worker tells gunicorn it is alive: the widget process
-        must not hide a worker that hangs."""
-        if not self.serves_widgets:
-            super().notify()
+        """Called on each turn of a process's loop (at least once a second).
+        Only the worker tells gunicorn it is alive, so that the widget
+        process cannot hide a worker that hangs; the widget process tells
+        the worker."""
+        if self.serves_widgets:
+            self._beat()
+            return
+        super().notify()
+        if self.link is not None and self._widget_silence() > self.cfg.timeout:
+            self._signal_widgets(signal.SIGKILL)
+            self._other_gone(f"killed, silent for {self._widget_silence():.0f} s")
+
+    def _beat(self):
+        HEARTBEAT.pack_into(self.heartbeat, 0, time.monotonic())
+
+    def _widget_silence(self):
+        return time.monotonic() - HEARTBEAT.unpack_from(self.heartbeat)[0]
 
     def run(self):
         for listener in self.sockets:
