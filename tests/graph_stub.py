@@ -204,7 +204,10 @@ def _handler(stub):
             self.send_response(answer.status)
             for name, value in answer.headers.items():
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(content)))
+            if "Content-Length" in answer.headers:  # scripted, whatever it says:
+                self.close_connection = True  # the body ends with the connection
+            else:
+                self.send_header("Content-Length", str(len(content)))
             self.end_headers()
             self.wfile.write(content)
 

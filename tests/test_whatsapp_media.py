@@ -223,6 +223,27 @@ def test_meta_hosts_are_fetched(app, client, channel, graph):
     assert ChannelTask.get().last_error["code"] == "UNREACHABLE"
 
 
+@pytest.mark.parametrize("length", ["²", "12.5", "abc", "9" * 5000])
+def test_a_length_that_is_no_number_is_measured(app, client, caller, channel, graph, length):
+    """A Content-Length, or a file_size, that Python cannot read as a whole
+    number: the file is downloaded and measured as it comes (or, thousands
+    of digits long, over any limit), never a failed task."""
+    app.config["MEDIA_MAX_BYTES"] = 10**6
+    graph.add_media("1479537139650973", JPEG, "image/jpeg", file_size=length)
+    answer = Scripted(200, JPEG, headers={"Content-Type": "image/jpeg", "Content-Length": length})
+    graph.media["1479537139650973"].failures.append(answer)
+    stored = deliver(client, channel)
+    assert tasks.run_tasks() == 1
+    assert ChannelTask.select().count() == 0
+    if len(length) > 18:
+        assert shown(caller, stored)["error"]["details"]["code"] == "MEDIA_TOO_LARGE"
+        return
+    assert shown(caller, stored)["media_url"] is not None
+    (name,) = stored_files(app)
+    with open(os.path.join(app.config["MEDIA_DIR"], name), "rb") as stored_file:
+        assert stored_file.read() == JPEG
+
+
 def test_a_server_error_on_the_file_is_retried(app, client, caller, channel, graph):
     graph.add_media("1479537139650973", JPEG, "image/jpeg")
     graph.media["1479537139650973"].failures.append(Scripted(500, {"error": {"code": 2}}))

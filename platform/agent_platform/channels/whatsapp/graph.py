@@ -82,7 +82,7 @@ class GraphClient:
         with response:
             if response.status_code != 200:
                 raise error_from(response.status_code, _decoded(response), any_status=True)
-            declared = int(response.headers.get("Content-Length") or 0)
+            declared = declared_size(response.headers.get("Content-Length"))
             if declared > max_bytes:
                 raise TooLarge(declared, max_bytes)
             size, digest = 0, hashlib.sha256()
@@ -114,6 +114,16 @@ class GraphClient:
         except requests.RequestException as error:
             title = "The Graph API could not be reached"
             raise GraphError("UNREACHABLE", title, str(error), True) from None
+
+
+def declared_size(value):
+    """A size the server or the metadata declared, in bytes: 0 when it is
+    not a plain whole number ("", "12.5", "²", a list), which the download
+    then measures as it goes; a number too long to read is over any limit."""
+    text = str(value).strip() if isinstance(value, (str, int)) else ""
+    if not (text.isascii() and text.isdigit()):
+        return 0
+    return int(text) if len(text) <= 18 else 10**18
 
 
 def _decoded(response):

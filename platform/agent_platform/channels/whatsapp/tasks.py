@@ -34,7 +34,7 @@ from ...models.base import utcnow
 from ...services import media
 from .. import task_runner
 from ..task_runner import live_message
-from .graph import GraphError, TooLarge, client
+from .graph import GraphError, TooLarge, client, declared_size
 
 log = logging.getLogger("agent_platform.whatsapp")
 
@@ -76,8 +76,8 @@ def download_media(task, now):
     if not url:
         raise GraphError("INVALID_RESPONSE", "The Graph API gave no media URL", info, True)
     _check_host(url, api.base)
-    if int(info.get("file_size") or 0) > limit:
-        raise TooLarge(int(info["file_size"]), limit)
+    if (declared := declared_size(info.get("file_size"))) > limit:
+        raise TooLarge(declared, limit)
     mime_type = info.get("mime_type") or task.payload.get("mime_type")
     name = media.new_name(mime_type)
     final = media.media_dir() / name
