@@ -250,3 +250,10 @@ def test_button_data_of_1_and_64_bytes_is_sent(caller, bot_api, chat):
 def test_split_counts_the_last_bmp_character_once_and_the_first_astral_one_twice():
     assert split("\uffff" * 5, limit=4) == ["\uffff" * 4, "\uffff"]
     assert split("\U00010000" * 3, limit=4) == ["\U00010000" * 2, "\U00010000"]
+
+
+def test_a_character_wider_than_the_limit_is_a_part_of_its_own():
+    """An emoji is 2 UTF-16 units: under a limit of 1 nothing fits, and each
+    goes alone instead of the cut never moving."""
+    assert split("😀a😀", limit=1) == ["😀", "a", "😀"]
+    assert split("😀😀😀", limit=3) == ["😀", "😀", "😀"]

@@ -135,12 +135,14 @@ def split(text, limit=TEXT_LIMIT):
     text = text or ""
     parts = []
     while _units(text) > limit:
-        cut = _fitting(text, limit)
+        cut = max(_fitting(text, limit), 1)  # a character wider than limit goes alone
         nice = max(text.rfind("\n", 0, cut), text.rfind(" ", 0, cut))
         cut = nice + 1 if nice > cut // 2 else cut
         parts.append(text[:cut])
         text = text[cut:]
-    return [*parts, text]  # never empty after a cut: a part is shorter than what was left
+    # What is left is empty after a cut only when a character wider than the
+    # limit was the last one.
+    return [*parts, text] if text or not parts else parts
 
 
 def _units(text):
