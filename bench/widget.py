@@ -20,7 +20,9 @@ alone the widgets pause (no message, and no poll once their last message
 is answered) and the service settles; after one they resume for 10 s
 before the next. Alternating, a drift of the machine over the run (other
 work on it, the host's) weighs on both figures alike, and each figure
-pools the requests of all its windows.
+pools the requests of all its windows. --null keeps the widgets paused in
+the second windows too: the ratio then shows how far the figures move
+between windows when nothing differs (the measure's own noise).
 
 Figures:
 - reply visible: from sending a message to the poll that first shows the
@@ -46,7 +48,7 @@ its arrival to its handler's end. --old-script: the widgets ignore
 X-Poll-After, as a widget.js pasted before it does.
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
-        [--old-script] [--every 20-40] [--api-connections 16] [--api-seconds 10]
+        [--old-script] [--null] [--every 20-40] [--api-connections 16] [--api-seconds 10]
 """
 
 import argparse
@@ -303,8 +305,9 @@ def alternate(service, options, control, figures):
         control.pause()
         settle(figures)
         alone.measure(service, options, figures)
-        control.resume()
-        time.sleep(RESUME)
+        if not options.null:
+            control.resume()
+            time.sleep(RESUME)
         loaded.measure(service, options, figures)
     return alone, loaded
 
@@ -325,6 +328,7 @@ def main():
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
+    parser.add_argument("--null", action="store_true", help="the second windows alone too")
     parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
     parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me window's length")
     parser.add_argument(
@@ -467,7 +471,8 @@ def report(options, figures, alone, loaded, elapsed):
     print(
         f"  /v1/me p99 over {options.rounds} windows of {options.api_seconds} s each, "
         f"alone and loaded in turn ({count} requests): {alone.p99():.1f} ms alone, "
-        f"{loaded.p99():.1f} ms with the widgets ({loaded.p99() / alone.p99():.2f}x)"
+        f"{loaded.p99():.1f} ms {'alone again (--null)' if options.null else 'with the widgets'} "
+        f"({loaded.p99() / alone.p99():.2f}x)"
     )
     rounds = zip(alone.p99s, loaded.p99s, strict=True)
     print("    each round's: " + ", ".join(f"{a:.1f} -> {b:.1f} ms" for a, b in rounds))
