@@ -22,8 +22,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
+
+from loopback import LoopbackServer
 
 TOKEN = "EAAG-secret-token-value"
 PHONE_NUMBER_ID = "106540352242922"
@@ -75,8 +77,7 @@ class GraphStub:
         }
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
+        self.server = LoopbackServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )

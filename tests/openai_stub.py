@@ -15,7 +15,9 @@ import itertools
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback import LoopbackServer
 
 
 def answer(text, usage=None, model="stub-model"):
@@ -42,8 +44,7 @@ class OpenAIStub:
         self._script = []
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
+        self.server = LoopbackServer(("127.0.0.1", 0), self._handler())
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)

@@ -25,8 +25,10 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlsplit
+
+from loopback import LoopbackServer
 
 TOKEN = "7234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"
 BOT = {"id": 7234567890, "is_bot": True, "first_name": "Loja", "username": "loja_da_ana_bot"}
@@ -83,8 +85,7 @@ class TelegramStub:
         self._message_ids = {}
         self._update_ids = itertools.count(400000001)
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
+        self.server = LoopbackServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )

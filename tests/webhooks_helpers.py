@@ -5,9 +5,11 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from peewee import SQL
+
+from loopback import LoopbackServer
 
 
 @dataclass
@@ -41,8 +43,7 @@ class Receiver:
         self.script = deque()
         self.default = default or Reply()
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer((host, port), _handler(self))
-        self.server.daemon_threads = True
+        self.server = LoopbackServer((host, port), _handler(self))
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
