@@ -120,8 +120,11 @@ def main():
     parser.add_argument("--wakeups", type=int, default=2000)
     parser.add_argument("--threads", type=int, default=5)
     parser.add_argument("--switch-ms", type=float, default=0.5)
-    parser.add_argument("--idle", action="store_true", help="the competitor at SCHED_IDLE")
-    parser.add_argument("--slice-ms", type=float, help="the competitor's CPU slice (x86-64)")
+    # A slice is set with sched_setattr, which would put the competitor back
+    # from SCHED_IDLE to the ordinary policy.
+    policies = parser.add_mutually_exclusive_group()
+    policies.add_argument("--idle", action="store_true", help="the competitor at SCHED_IDLE")
+    policies.add_argument("--slice-ms", type=float, help="the competitor's CPU slice (x86-64)")
     options = parser.parse_args()
     policy = "SCHED_IDLE" if options.idle else "niceness 19"
     if options.slice_ms:

@@ -117,9 +117,9 @@ class ApiFirstWorker(ThreadWorker):
             self._beat()
             return
         super().notify()
-        if self.link is not None and self._widget_silence() > self.cfg.timeout:
+        if self.link is not None and (silence := self._widget_silence()) > self.cfg.timeout:
             self._signal_widgets(signal.SIGKILL)
-            self._other_gone(f"killed, silent for {self._widget_silence():.0f} s")
+            self._other_gone(f"killed, silent for {silence:.0f} s")
 
     def _beat(self):
         HEARTBEAT.pack_into(self.heartbeat, 0, time.monotonic())
