@@ -32,6 +32,8 @@ Figures:
   window, 10 by default) without the widgets and with them, and the ratio;
   each window's p99 too;
 - the widgets' poll rate, and how many polls were 204, while measured;
+  the errors over the run (a status other than the one expected, or a
+  new connection reset);
 - the load average before the run, and while /v1/me is measured alone and
   with the widgets, the service's time on a CPU and runnable but waiting
   for one, and the time the host took of the machine's CPUs (steal time,
@@ -103,6 +105,10 @@ class Connection:
         if not status_line:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
             status_line = await self._send(sent)
+        if not status_line:  # a new connection reset too: an error, and the next opens anew
+            self.writer.close()
+            self.writer = None
+            return 0, None
         headers = {}
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
@@ -177,6 +183,8 @@ async def widget(port, channel, figures, control, old_script, every):
             if status == 201:
                 waiting[sent["data"]["id"]] = time.monotonic()
                 figures.awaiting += 1
+            else:
+                figures.errors += 1
             active_until = time.monotonic() + ACTIVE_FOR
             next_send = time.monotonic() + random.uniform(*every)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
