@@ -57,11 +57,6 @@ def _plan_name(value):
     return "must be 1 to 50 of a-z, 0-9, '_', '.', '-', starting with a letter or digit"
 
 
-def _days_up_to(maximum):
-    # Past ten years a date would only be a typo (and far beyond, an overflow).
-    return lambda value: None if 1 <= value <= maximum else f"must be 1 to {maximum}"
-
-
 def _between(minimum, maximum):
     return lambda value: None if minimum <= value <= maximum else f"must be {minimum} to {maximum}"
 
@@ -122,8 +117,9 @@ _BY_KEY = {
     "PLAN_MAX_CHANNELS": _at_least(0),
     "PLAN_CREDITS": _at_least(0),
     "PLAN_DEFAULT": _plan_name,
-    "PLAN_TRIAL_DAYS": _days_up_to(3660),
-    "PLAN_TRIAL_WARNING_DAYS": _days_up_to(366),
+    # Past ten years a date would only be a typo (and far beyond, an overflow).
+    "PLAN_TRIAL_DAYS": _between(1, 3660),
+    "PLAN_TRIAL_WARNING_DAYS": _between(1, 366),
     "CREDITS_PER_REPLY": _at_least(0),
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
