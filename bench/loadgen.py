@@ -53,20 +53,22 @@ class Service:
         }
         self.process = None
         self.admin_key = None
+        self.log = os.path.join(self.directory, "serve.log")  # its warnings and errors
 
     @property
     def base(self):
         return f"http://127.0.0.1:{self.port}"
 
     def start(self):
-        self.process = subprocess.Popen(
-            [str(BIN / "agent-platform"), "serve", "--port", str(self.port)],
-            cwd=self.directory,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen(
+                [str(BIN / "agent-platform"), "serve", "--port", str(self.port)],
+                cwd=self.directory,
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
         first = self.process.stdout.readline()
         if "shown only once" in first:
             self.admin_key = self.process.stdout.readline().strip()
@@ -78,6 +80,11 @@ class Service:
             self.cleanup()  # a service that never came up is not left running
             raise
         return self
+
+    def logged(self, last=20):
+        """The service log's last lines (gunicorn's and the app's warnings)."""
+        with open(self.log, errors="replace") as log:
+            return log.read().splitlines()[-last:]
 
     def stop(self):
         if self.process:

@@ -32,12 +32,14 @@ Figures:
   window, 10 by default) without the widgets and with them, and the ratio;
   each window's p99 too;
 - the widgets' poll rate, and how many polls were 204, while measured;
-  the errors over the run (a status other than the one expected, or a
-  new connection reset);
+  the errors over the run by kind (a status other than the one expected,
+  or a new connection reset);
 - the load average before the run, and while /v1/me is measured alone and
   with the widgets, the service's time on a CPU and runnable but waiting
   for one, and the time the host took of the machine's CPUs (steal time,
-  where the machine is virtual).
+  where the machine is virtual); the windows in which the service's
+  processes were started anew, and, when that or an error happened, the
+  last lines of its log.
 
 --pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
 nice -10 (root only), so that the load generators and other work on the
@@ -129,7 +131,8 @@ class Connection:
 
 class Figures:
     def __init__(self):
-        self.visible, self.polls, self.not_modified, self.errors = [], 0, 0, 0
+        self.visible, self.polls, self.not_modified = [], 0, 0
+        self.errors = Counter()  # (what, status): 0 for a new connection reset
         self.awaiting = 0  # the visitors' messages not answered yet, over all widgets
 
 
@@ -184,7 +187,7 @@ async def widget(port, channel, figures, control, old_script, every):
                 waiting[sent["data"]["id"]] = time.monotonic()
                 figures.awaiting += 1
             else:
-                figures.errors += 1
+                figures.errors["message", status] += 1
             active_until = time.monotonic() + ACTIVE_FOR
             next_send = time.monotonic() + random.uniform(*every)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
@@ -197,7 +200,7 @@ async def widget(port, channel, figures, control, old_script, every):
             if answered(changed["data"]["messages"], waiting, figures):
                 active_until = time.monotonic() + ACTIVE_FOR
         else:
-            figures.errors += 1
+            figures.errors["poll", status] += 1
         hint = None if old_script else connection.poll_after
         await asyncio.sleep(pace(hint, time.monotonic() < active_until))
 
@@ -260,11 +263,13 @@ class Phase:
 
     def __init__(self):
         self.latency, self.p99s, self.spans, self.used = Counter(), [], [], Counter()
+        self.replaced = 0  # windows in which the service's processes were started anew
 
     def measure(self, service, options, figures):
         headers = {"x-api-key": service.admin_key}
         connections = options.api_connections
         before, start = readings(service, figures), time.time()
+        processes = service_processes(service)
         measured = wrk(
             service.base + "/v1/me",
             connections,
@@ -275,6 +280,7 @@ class Phase:
         )
         self.used.update(readings(service, figures))
         self.used.subtract(before)
+        self.replaced += service_processes(service) != processes
         self.spans.append((start, time.time()))
         self.latency.update(measured["histogram"])
         self.p99s.append(measured["p99_ms"])
@@ -291,6 +297,11 @@ class Phase:
             if seen >= rank:
                 return microseconds / 1000
         return 0.0
+
+
+def service_processes(service):
+    pid = service.process.pid
+    return {pid, *descendants(pid)}
 
 
 def readings(service, figures):
@@ -383,6 +394,8 @@ def main():
         load.join()
         print(f"load average (1 min) before the run: {load_before:.2f}")
         report(options, figures, alone, loaded, time.monotonic() - started)
+        if figures.errors or alone.replaced or loaded.replaced:
+            print("  the service's log ends:", *service.logged(), sep="\n    ")
         if probe_out:
             time.sleep(2.5)  # its last lines
     finally:
@@ -456,6 +469,15 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))] * 1000 if ordered else 0.0
 
 
+def errors_text(errors):
+    """E.g. "3 errors (message 429: 2, poll reset: 1)"."""
+    if not errors:
+        return "no errors"
+    kinds = sorted(errors.items(), key=lambda item: -item[1])
+    named = ", ".join(f"{what} {status or 'reset'}: {count}" for (what, status), count in kinds)
+    return f"{errors.total()} errors ({named})"
+
+
 def report(options, figures, alone, loaded, elapsed):
     visible = sorted(figures.visible)
     low, high = options.every
@@ -467,7 +489,7 @@ def report(options, figures, alone, loaded, elapsed):
     print(
         f"  polls while measured: {loaded.used['polls'] / loaded.seconds:.0f}/s, "
         f"{loaded.used['not_modified'] / max(loaded.used['polls'], 1):.1%} answered 204; "
-        f"{figures.errors} errors in the run"
+        f"{errors_text(figures.errors)} in the run"
     )
     if visible:
         p95 = visible[int(len(visible) * 0.95) - 1]
@@ -492,6 +514,11 @@ def report(options, figures, alone, loaded, elapsed):
             "(all its processes and threads); "
             f"the host took {used['stolen']:.1f} s of the machine's CPUs"
         )
+        if phase.replaced:
+            print(
+                f"    its processes were started anew in {phase.replaced} of these windows "
+                "(their CPU times do not add up there)"
+            )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from agent_platform.workers import (
     WIDGET,
     WIDGET_NICENESS,
     ApiFirstPool,
+    Heartbeat,
     is_widget_request,
     request_kind,
     widget_share,
@@ -348,6 +349,31 @@ def test_a_silent_widget_process_is_killed_and_both_start_anew(served_watched):
     with served.connect() as connection:
         assert get(connection, WIDGET_PATH) == 404
         assert served.me(connection) == 200
+
+
+def test_a_widget_process_beating_all_the_time_is_never_heard_silent():
+    """The worker reads the beats while the widget process writes them, in
+    another process on another CPU: a read in the middle of a write must not
+    look like silence. (Reading a time written there, the worker once saw
+    0.0, a half-written beat, and killed a busy widget process as silent for
+    the machine's uptime; in this loop that happened to 2% of the reads.)"""
+    heartbeat = Heartbeat()
+    beating = os.fork()
+    if not beating:
+        while True:
+            heartbeat.beat()
+    try:
+        deadline, loudest = time.monotonic() + 1, 0.0
+        while time.monotonic() < deadline:
+            loudest = max(loudest, heartbeat.silence())
+        assert loudest < 0.5
+        os.kill(beating, signal.SIGSTOP)
+        heartbeat.silence()  # the last beat, heard
+        time.sleep(0.3)
+        assert 0.3 <= heartbeat.silence() < 1
+    finally:
+        os.kill(beating, signal.SIGKILL)
+        os.waitpid(beating, 0)
 
 
 def test_a_widget_process_that_beats_is_left_alone(served_watched):

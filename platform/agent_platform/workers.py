@@ -54,9 +54,8 @@ PEEK_BYTES = 8 + len(WIDGET_PREFIX)
 WIDGET_NICENESS = 19
 WIDGET_KEEPALIVE_SECONDS = 20
 WIDGET, API = "widget", "api"
-# The widget process's last beat: a time.monotonic() reading, which every
-# process of the machine reads off the same clock.
-HEARTBEAT = struct.Struct("d")
+# The widget process's beats so far, in the memory the two processes share.
+BEATS = struct.Struct("Q")
 
 
 def widget_share(threads):
@@ -69,7 +68,7 @@ class ApiFirstWorker(ThreadWorker):
     serves_widgets = False  # True in the widget process
     widget_pid = None  # in the API process
     jobs = None  # the widget process's scheduler, which the server starts and stops
-    heartbeat = None  # memory shared by both once split, where the widget process beats
+    heartbeat = None  # the widget process's Heartbeat, once split
 
     def get_thread_pool(self):
         threads = self.cfg.threads
@@ -78,8 +77,7 @@ class ApiFirstWorker(ThreadWorker):
     def split(self):
         """Fork the widget process: True in it, False in the worker."""
         api_end, widget_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.heartbeat = mmap.mmap(-1, HEARTBEAT.size)  # anonymous and shared: both see it
-        self._beat()
+        self.heartbeat = Heartbeat()
         pid = os.fork()
         if pid:
             widget_end.close()
@@ -114,18 +112,12 @@ class ApiFirstWorker(ThreadWorker):
         process cannot hide a worker that hangs; the widget process tells
         the worker."""
         if self.serves_widgets:
-            self._beat()
+            self.heartbeat.beat()
             return
         super().notify()
-        if self.link is not None and (silence := self._widget_silence()) > self.cfg.timeout:
+        if self.link is not None and (silence := self.heartbeat.silence()) > self.cfg.timeout:
             self._signal_widgets(signal.SIGKILL)
             self._other_gone(f"killed, silent for {silence:.0f} s")
-
-    def _beat(self):
-        HEARTBEAT.pack_into(self.heartbeat, 0, time.monotonic())
-
-    def _widget_silence(self):
-        return time.monotonic() - HEARTBEAT.unpack_from(self.heartbeat)[0]
 
     def run(self):
         for listener in self.sockets:
@@ -210,6 +202,36 @@ class ApiFirstWorker(ThreadWorker):
             which = "worker" if self.serves_widgets else "widget process"
             self.log.error("The %s has ended (%s); stopping so both start anew", which, reason)
             self.alive = False
+
+
+class Heartbeat:
+    """The widget process beats; the worker hears how long it has been silent.
+
+    The beats are a count in memory the fork leaves shared (anonymous,
+    MAP_SHARED), and the worker times the silence on its own clock, from
+    when it last saw the count change. Nothing read there is trusted as a
+    time: a read in the middle of a write (struct's pack_into clears the
+    bytes before it fills them, and the writer may be preempted in between)
+    once gave 0.0 as the last beat's time, and a busy widget process was
+    killed as silent for the machine's uptime. Any change, even a half-written
+    one, means the widget process ran."""
+
+    def __init__(self):
+        self.memory = mmap.mmap(-1, BEATS.size)
+        self.beats = 0
+        self.heard, self.heard_at = self.memory[:], time.monotonic()
+
+    def beat(self):
+        """In the widget process, on each turn of its loop."""
+        self.beats += 1
+        self.memory[:] = BEATS.pack(self.beats)  # one copy of the finished bytes
+
+    def silence(self):
+        """In the worker: seconds since the beats last changed."""
+        now, heard = time.monotonic(), self.memory[:]
+        if heard != self.heard:
+            self.heard, self.heard_at = heard, now
+        return now - self.heard_at
 
 
 def _has_buffered(conn):
