@@ -163,11 +163,14 @@ def _children(pid):
 PACED_SCRIPT = Path(__file__).resolve().parent / "paced.lua"
 
 
-def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None, pace_ms=40):
+def wrk(
+    url, connections=16, seconds=10, headers=None, threads=2, script=None, pace_ms=40, jitter=0.0
+):
     """Run wrk; returns requests/s, p50 and p99 latency in ms, and non-2xx count.
 
     script=PACED_SCRIPT makes each connection pause `pace_ms` between requests,
     so the latency is measured below saturation instead of being mostly queueing;
+    `jitter` (a fraction) draws each pause around `pace_ms` (paced.lua says why);
     with it the result also holds the run's latency histogram, {microseconds: count}.
     """
     if shutil.which("wrk") is None:
@@ -178,7 +181,12 @@ def wrk(url, connections=16, seconds=10, headers=None, threads=2, script=None, p
     if script:
         command += ["-s", str(script)]
     histogram = tempfile.NamedTemporaryFile("r", suffix=".latency")
-    environ = {**os.environ, "PACE_MS": str(pace_ms), "LATENCY_OUT": histogram.name}
+    environ = {
+        **os.environ,
+        "PACE_MS": str(pace_ms),
+        "PACE_JITTER": str(jitter),
+        "LATENCY_OUT": histogram.name,
+    }
     output = subprocess.run(
         command + [url], capture_output=True, text=True, check=True, env=environ
     ).stdout

@@ -28,8 +28,10 @@ Figures:
 - reply visible: from sending a message to the poll that first shows the
   agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
 - /v1/me p99 for API clients (wrk, --api-connections paced connections,
-  16 by default, each waiting 40 ms between requests; --api-seconds per
-  window, 10 by default) without the widgets and with them, and the ratio;
+  16 by default, each waiting 40 ms on average between requests, drawn
+  from 20 to 60 ms (--api-jitter 0.5; 0 for exactly 40 ms, with which two
+  connections fall into step); --api-seconds per window, 10 by default)
+  without the widgets and with them, and the ratio;
   each window's p99 too;
 - the widgets' poll rate, and how many polls were 204, while measured;
   the errors over the run by kind (a status other than the one expected,
@@ -53,6 +55,7 @@ X-Poll-After, as a widget.js pasted before it does.
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
         [--old-script] [--null] [--every 20-40] [--api-connections 16] [--api-seconds 10]
+        [--api-jitter 0.5]
 """
 
 import argparse
@@ -277,6 +280,7 @@ class Phase:
             headers,
             threads=min(connections, 2),
             script=PACED_SCRIPT,
+            jitter=options.api_jitter,
         )
         self.used.update(readings(service, figures))
         self.used.subtract(before)
@@ -350,6 +354,12 @@ def main():
     parser.add_argument("--null", action="store_true", help="the second windows alone too")
     parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
     parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me window's length")
+    parser.add_argument(
+        "--api-jitter",
+        type=float,
+        default=0.5,
+        help="each connection's pause drawn from 40 ms times 1 -/+ this (0: always 40 ms)",
+    )
     parser.add_argument(
         "--every", type=seconds_range, default=(20, 40), help="LOW-HIGH seconds between messages"
     )
