@@ -31,8 +31,8 @@ Figures:
   16 by default, each waiting 40 ms on average between requests, drawn
   from 20 to 60 ms (--api-jitter 0.5; 0 for exactly 40 ms, with which two
   connections fall into step); --api-seconds per window, 10 by default)
-  without the widgets and with them, and the ratio;
-  each window's p99 too;
+  without the widgets and with them, and the ratio; each window's p99,
+  and the pooled p50 and p90 too;
 - the widgets' poll rate, and how many polls were 204, while measured;
   the errors over the run by kind (a status other than the one expected,
   or a new connection reset);
@@ -295,7 +295,10 @@ class Phase:
 
     def p99(self):
         """In ms, over every window's requests together."""
-        rank, seen = sum(self.latency.values()) * 0.99, 0
+        return self.percentile(0.99)
+
+    def percentile(self, fraction):
+        rank, seen = sum(self.latency.values()) * fraction, 0
         for microseconds in sorted(self.latency):
             seen += self.latency[microseconds]
             if seen >= rank:
@@ -513,6 +516,10 @@ def report(options, figures, alone, loaded, elapsed):
         f"alone and loaded in turn ({count} requests): {alone.p99():.1f} ms alone, "
         f"{loaded.p99():.1f} ms {'alone again (--null)' if options.null else 'with the widgets'} "
         f"({loaded.p99() / alone.p99():.2f}x)"
+    )
+    print(
+        f"    p50 {alone.percentile(0.5):.2f} -> {loaded.percentile(0.5):.2f} ms, "
+        f"p90 {alone.percentile(0.9):.2f} -> {loaded.percentile(0.9):.2f} ms"
     )
     rounds = zip(alone.p99s, loaded.p99s, strict=True)
     print("    each round's: " + ", ".join(f"{a:.1f} -> {b:.1f} ms" for a, b in rounds))
