@@ -271,3 +271,77 @@ def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
     assert [m["text"] for m in messages if m["sender_type"] == "contact"] == [QUESTION, HOSTILE]
     statuses = {m["text"]: m["status"] for m in messages if m["direction"] == "outbound"}
     assert statuses[ANSWER] == "read"  # the visitor had the panel open on it
+
+
+@contextmanager
+def gateway(service_base):
+    """A reverse proxy in front of the service, as a site may put one. The
+    first message a visitor sends reaches the service and is stored, but the
+    proxy answers it 502, as one whose wait for the service ran out would:
+    the visitor cannot tell it was stored."""
+    failed = []
+
+    class Gateway(QuietHandler):
+        def do_OPTIONS(self):
+            self.forward()
+
+        def do_GET(self):
+            self.forward()
+
+        def do_POST(self):
+            self.forward()
+
+        def forward(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
+            answer = requests.request(
+                self.command,
+                service_base + self.path,
+                headers=headers,
+                data=self.rfile.read(length),
+                timeout=10,
+            )
+            if self.command == "POST" and self.path.endswith("/api/messages") and not failed:
+                failed.append(answer.status_code)
+                self.reply(502, "text/html", b"<h1>502 Bad Gateway</h1>")
+                return
+            kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP_HEADERS}
+            kept.pop("Content-Type", None)
+            self.reply(
+                answer.status_code, answer.headers.get("Content-Type", ""), answer.content, kept
+            )
+
+    with serving(Gateway) as url:
+        yield url, failed
+
+
+HOP_HEADERS = {"host", "connection", "keep-alive", "content-length", "transfer-encoding"}
+
+
+def test_a_message_sent_again_after_a_lost_answer_is_stored_once(service, browser):
+    """The service stored the visitor's message, but the answer was lost on
+    the way (a proxy's 502): the widget puts the text back, and sent again
+    it keeps its client_message_id, so the service stores it once and the
+    agent answers once."""
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
+    call(api, "POST", f"{base}/v1/agents/{agent}/trainings", qa, 201)
+    with shop_page() as (page_url, snippet), gateway(base) as (proxy, failed):
+        channel, pasted = website_channel(service, agent, page_url)
+        snippet[0] = pasted.replace(base, proxy)
+        browser.get(page_url)
+        widget = Widget(browser)
+        widget.open()
+        widget.say(QUESTION)
+        WebDriverWait(browser, 10).until(lambda d: widget.part(".error").text)
+        assert failed == [201]  # stored, though the visitor was told otherwise
+        assert widget.part("textarea").get_attribute("value") == QUESTION
+        widget.part("button.send").click()
+        widget.wait_for("agent", ANSWER)
+        assert widget.texts("visitor") == [QUESTION]
+        assert widget.part(".error").text == ""
+
+    [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
+    messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages")
+    assert sorted(m["sender_type"] for m in messages) == ["agent", "contact"]

@@ -226,14 +226,21 @@
     return true;
   }
 
+  // A send that failed with no answer from the service (the network, a
+  // proxy's 502) may have been stored all the same: the same text sent again
+  // keeps its id, so the service stores it once.
+  var unsure = null; // { text, id }
+
   function post(fields, text, undo) {
-    var body = { client_message_id: randomId(), name: state.name, email: state.email };
+    var again = fields.text !== undefined && unsure && unsure.text === fields.text;
+    var body = { client_message_id: again ? unsure.id : randomId(), name: state.name, email: state.email };
     for (var key in fields) body[key] = fields[key];
     ui.error.textContent = "";
     var pending = { id: "pending:" + body.client_message_id, from: "visitor", text: text };
     upsert(pending, "pending");
     lastActivity = Date.now();
     call("POST", "messages", body).then(function (message) {
+      unsure = null;
       remove(pending.id);
       upsert(message);
       save();
@@ -243,6 +250,8 @@
       ui.name = ui.email = null;
       poll();
     }, function (error) {
+      var refused = error.status >= 400 && error.status < 500;
+      unsure = fields.text !== undefined && !refused ? { text: fields.text, id: body.client_message_id } : null;
       remove(pending.id);
       undo(error);
       fail(error);
