@@ -41,14 +41,24 @@ HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</scrip
 
 @pytest.fixture
 def service(tmp_path):
-    """The service, with an agent that knows ANSWER; (base URL, API session)."""
+    """The service, answering at once; (base URL, API session)."""
+    yield from served(tmp_path, debounce_seconds=0)
+
+
+@pytest.fixture
+def debounced_service(tmp_path):
+    """The service with its default wait of 2 s before the agent answers."""
+    yield from served(tmp_path, debounce_seconds=2)
+
+
+def served(tmp_path, debounce_seconds):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     environ = {
         **os.environ,
         "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "widget.db"),
         "AGENT_PLATFORM_SERVER_PUBLIC_URL": base,
-        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": str(debounce_seconds),
         "AGENT_PLATFORM_MESSAGES_SEND_POLL_SECONDS": "0.2",
     }
     with serve(["--port", str(port)], environ, port) as (base, lines):
@@ -274,11 +284,11 @@ def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
 
 
 @contextmanager
-def gateway(service_base):
+def gateway(service_base, lose=b""):
     """A reverse proxy in front of the service, as a site may put one. The
-    first message a visitor sends reaches the service and is stored, but the
-    proxy answers it 502, as one whose wait for the service ran out would:
-    the visitor cannot tell it was stored."""
+    first message a visitor sends whose body holds `lose` reaches the
+    service and is stored, but the proxy answers it 502, as one whose wait
+    for the service ran out would: the visitor cannot tell it was stored."""
     failed = []
 
     class Gateway(QuietHandler):
@@ -294,14 +304,12 @@ def gateway(service_base):
         def forward(self):
             length = int(self.headers.get("Content-Length") or 0)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
+            body = self.rfile.read(length)
             answer = requests.request(
-                self.command,
-                service_base + self.path,
-                headers=headers,
-                data=self.rfile.read(length),
-                timeout=10,
+                self.command, service_base + self.path, headers=headers, data=body, timeout=10
             )
-            if self.command == "POST" and self.path.endswith("/api/messages") and not failed:
+            message = self.command == "POST" and self.path.endswith("/api/messages")
+            if message and lose in body and not failed:
                 failed.append(answer.status_code)
                 self.reply(502, "text/html", b"<h1>502 Bad Gateway</h1>")
                 return
@@ -345,3 +353,38 @@ def test_a_message_sent_again_after_a_lost_answer_is_stored_once(service, browse
     [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
     messages = call(api, "GET", f"{base}/v1/conversations/{conversation['id']}/messages")
     assert sorted(m["sender_type"] for m in messages) == ["agent", "contact"]
+
+
+def test_a_press_sent_again_after_a_lost_answer_is_stored_once(debounced_service, browser):
+    """As a message: the press the service stored but whose answer was lost
+    is pressed again with its id, and counts once. The agent waits its
+    default 2 s before answering, so its question is still open then, and a
+    press with a new id would be a second message."""
+    service = debounced_service
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    for question, answer in (COST, AREA, HOURS):
+        qa = {"type": "qa", "question": question, "answer": answer}
+        call(api, "POST", f"{base}/v1/agents/{agent}/trainings", qa, 201)
+    with shop_page() as (page_url, snippet), gateway(base, b'"choice"') as (proxy, failed):
+        channel, pasted = website_channel(service, agent, page_url)
+        snippet[0] = pasted.replace(base, proxy)
+        browser.get(page_url)
+        widget = Widget(browser)
+        widget.open()
+        widget.say("do you deliver?")
+        WebDriverWait(browser, 15).until(lambda d: len(widget.choices()) == 3)
+        widget.choices()[1].click()
+        WebDriverWait(browser, 10).until(lambda d: widget.part(".error").text)
+        assert failed == [201]
+        WebDriverWait(browser, 10).until(lambda d: widget.choices()[1].is_enabled())
+        widget.choices()[1].click()
+        widget.wait_for("agent", AREA[1])
+        assert widget.texts("visitor") == ["do you deliver?", AREA[0]]
+
+    [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
+    chat = f"{base}/v1/conversations/{conversation['id']}"
+    messages = call(api, "GET", f"{chat}/messages?order=asc")
+    contact = [m["text"] for m in messages if m["sender_type"] == "contact"]
+    assert contact == ["do you deliver?", AREA[0]]
+    assert [m["text"] for m in messages].count(AREA[1]) == 1

@@ -227,12 +227,13 @@
   }
 
   // A send that failed with no answer from the service (the network, a
-  // proxy's 502) may have been stored all the same: the same text sent again
-  // keeps its id, so the service stores it once.
-  var unsure = null; // { text, id }
+  // proxy's 502) may have been stored all the same: the same text or press
+  // sent again keeps its id, so the service stores it once.
+  var unsure = null; // { sent, id }
 
   function post(fields, text, undo) {
-    var again = fields.text !== undefined && unsure && unsure.text === fields.text;
+    var sent = JSON.stringify(fields);
+    var again = unsure && unsure.sent === sent;
     var body = { client_message_id: again ? unsure.id : randomId(), name: state.name, email: state.email };
     for (var key in fields) body[key] = fields[key];
     ui.error.textContent = "";
@@ -251,7 +252,7 @@
       poll();
     }, function (error) {
       var refused = error.status >= 400 && error.status < 500;
-      unsure = fields.text !== undefined && !refused ? { text: fields.text, id: body.client_message_id } : null;
+      unsure = refused ? null : { sent: sent, id: body.client_message_id };
       remove(pending.id);
       undo(error);
       fail(error);
