@@ -292,15 +292,6 @@ def gateway(service_base, lose=b""):
     failed = []
 
     class Gateway(QuietHandler):
-        def do_OPTIONS(self):
-            self.forward()
-
-        def do_GET(self):
-            self.forward()
-
-        def do_POST(self):
-            self.forward()
-
         def forward(self):
             length = int(self.headers.get("Content-Length") or 0)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
@@ -318,6 +309,8 @@ def gateway(service_base, lose=b""):
             self.reply(
                 answer.status_code, answer.headers.get("Content-Type", ""), answer.content, kept
             )
+
+        do_OPTIONS = do_GET = do_POST = forward
 
     with serving(Gateway) as url:
         yield url, failed
