@@ -261,11 +261,27 @@ def serve(tmp_path, **settings):
             yield Served(port, lines[1].strip(), started[0].pid, log)
 
 
+def autogroup(pid):
+    """(name, niceness) of the kernel's scheduling group for `pid`'s
+    session; None on a kernel without autogroups."""
+    try:
+        name, _, niceness = Path(f"/proc/{pid}/autogroup").read_text().split()
+    except FileNotFoundError:
+        return None
+    return name, int(niceness)
+
+
 def test_widget_requests_are_served_by_a_process_of_lower_priority(served):
     """Stopped, the widget process holds back a widget request, not the API."""
     worker, widgets = served.processes()
     expected = min(os.getpriority(os.PRIO_PROCESS, worker) + WIDGET_NICENESS, 19)
     assert os.getpriority(os.PRIO_PROCESS, widgets) == expected
+    worker_group, widget_group = autogroup(worker), autogroup(widgets)
+    if worker_group is None:
+        assert widget_group is None and os.getsid(widgets) == os.getsid(worker)
+    else:  # a session, so a scheduling group, of its own, lowered
+        assert os.getsid(widgets) == widgets
+        assert widget_group[0] != worker_group[0] and widget_group[1] == WIDGET_NICENESS
     os.kill(widgets, signal.SIGSTOP)
     try:
         waiting = socket.create_connection(("127.0.0.1", served.port))

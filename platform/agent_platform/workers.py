@@ -6,7 +6,8 @@ being answered in the process that serves the API, an integrator's request
 waited for the GIL behind them (`/v1/me` p99 about twice its quiet figure,
 docs/benchmarks.md), whatever the threads' order or OS priorities. So after
 loading the app the worker forks a widget process (`split`), at niceness
-WIDGET_NICENESS, that runs the scheduler and serves every request whose
+WIDGET_NICENESS and in a scheduling group of its own (`_lower_priority`),
+that runs the scheduler and serves every request whose
 first line names a /widget/ path. The two are joined by a Unix socket: the
 main thread of each peeks at a request's first bytes (recv with MSG_PEEK,
 nothing consumed) and passes a connection whose request belongs to the
@@ -53,6 +54,9 @@ PEEK_BYTES = 8 + len(WIDGET_PREFIX)
 # always lower their own priority.
 WIDGET_NICENESS = 19
 WIDGET_KEEPALIVE_SECONDS = 20
+# The kernel's scheduling group of the calling process's session, where
+# Linux has autogroups; its niceness may be raised by the process itself.
+AUTOGROUP = "/proc/self/autogroup"
 WIDGET, API = "widget", "api"
 # The widget process's beats so far, in the memory the two processes share.
 BEATS = struct.Struct("Q")
@@ -89,7 +93,7 @@ class ApiFirstWorker(ThreadWorker):
         return True
 
     def _become_widget_process(self, link):
-        os.nice(WIDGET_NICENESS)
+        self._lower_priority()
         self.pid, self.ppid = os.getpid(), os.getppid()
         self.serves_widgets, self.link = True, link
         # A widget polls every 1 to 15 s: kept alive that long, its
@@ -105,6 +109,32 @@ class ApiFirstWorker(ThreadWorker):
         self.method_queue.init()
         self.poller = selectors.DefaultSelector()
         self.tpool = self.get_thread_pool()
+
+    def _lower_priority(self):
+        """Behind the API on the CPU, in a scheduling group of its own where
+        the kernel groups processes by session (its autogroups, for
+        processes outside a CPU cgroup), and at WIDGET_NICENESS in any case.
+
+        Niceness alone left API requests waiting: the widget process's
+        threads, all light, compete among themselves for the CPU and build
+        up claims on it (lag, counted in their own slow virtual time) that
+        come due before a woken API thread's, so under 500 widgets the
+        kernel ran one widget thread after another for a few milliseconds
+        before the API's (docs/benchmarks.md). As a group of its own, their
+        claims stay within it, and the group, at WIDGET_NICENESS, seldom has
+        one on the API. A session of its own also means a terminal's Ctrl-C
+        reaches it only through the worker, which passes its signals on."""
+        if os.path.exists(AUTOGROUP):
+            os.setsid()  # a new session: a new group, at niceness 0
+            self._lower_group()
+        os.nice(WIDGET_NICENESS)
+
+    def _lower_group(self):
+        try:
+            with open(AUTOGROUP, "w") as group:
+                group.write(str(WIDGET_NICENESS))
+        except OSError as error:
+            self.log.warning("Could not lower the widget process's scheduling group: %s", error)
 
     def notify(self):
         """Called on each turn of a process's loop (at least once a second).
