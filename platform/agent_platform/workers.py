@@ -7,14 +7,14 @@ waited for the GIL behind them (`/v1/me` p99 about twice its quiet figure,
 docs/benchmarks.md), whatever the threads' order or OS priorities. So after
 loading the app the worker forks a widget process (`split`), at niceness
 WIDGET_NICENESS and in a scheduling group of its own (`_lower_priority`),
-that runs the scheduler and serves every request whose
-first line names a /widget/ path. The two are joined by a Unix socket: the
-main thread of each peeks at a request's first bytes (recv with MSG_PEEK,
-nothing consumed) and passes a connection whose request belongs to the
-other process over it (SCM_RIGHTS), where it is served as if accepted
-there. The API process keeps its in-memory per-key limits exact (a
-kept-alive widget connection asking for /v1/ comes back), and the widget
-process has every widget request for the per-visitor limits.
+that runs the scheduler and serves every request whose first line names a
+/widget/ path. The two are joined by a Unix socket: the main thread of each
+peeks at a request's first bytes (recv with MSG_PEEK, nothing consumed) and
+passes a connection whose request belongs to the other process over it
+(SCM_RIGHTS), where it is served as if accepted there. The API process
+keeps its in-memory per-key limits exact (a kept-alive widget connection
+asking for /v1/ comes back), and the widget process has every widget
+request for the per-visitor limits.
 
 Either process ends when the other does: the widget process when the
 worker is gone (gunicorn then starts a new worker, which forks a new one),
