@@ -4,12 +4,15 @@ while widget requests hold every thread they may; and widget requests and
 background jobs in a process of their own, at a lower priority, which the
 worker passes widget connections to and takes API requests back from."""
 
+import ctypes
 import http.client
 import json
 import os
 import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from contextlib import closing
@@ -263,12 +266,55 @@ def serve(tmp_path, **settings):
 
 def autogroup(pid):
     """(name, niceness) of the kernel's scheduling group for `pid`'s
-    session; None on a kernel without autogroups."""
+    session; None on a kernel without autogroups. A process whose session
+    was never made by setsid() (one started by init without one, as CI runs
+    its commands) is in the kernel's default group, which it prints as
+    nothing: ("", 0)."""
     try:
-        name, _, niceness = Path(f"/proc/{pid}/autogroup").read_text().split()
+        shown = Path(f"/proc/{pid}/autogroup").read_text()
     except FileNotFoundError:
         return None
+    if not shown.strip():
+        return "", 0
+    name, _, niceness = shown.split()
     return name, int(niceness)
+
+
+# In a session of its own: takes the kernel's one change of a group's
+# niceness per tenth of a second, checks that a second is refused now, then
+# lowers its group as the widget process does.
+SECOND_CHANGE = """
+import os
+from agent_platform.autogroup import lower_group
+os.setsid()
+lower_group(1, attempts=50)
+try:
+    os.write(os.open("/proc/self/autogroup", os.O_WRONLY), b"2")
+except BlockingIOError:
+    lower_group(19)
+    print(open("/proc/self/autogroup").read())
+"""
+CAP_SYS_ADMIN, PR_CAPBSET_DROP = 21, 24
+
+
+def without_sys_admin():
+    """For a child that is root: drop CAP_SYS_ADMIN, which lifts the
+    kernel's limit on group changes, from what it will run."""
+    if os.geteuid() == 0:
+        assert ctypes.CDLL(None).prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) == 0
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/autogroup"), reason="no autogroups")
+def test_a_group_change_the_kernel_refuses_at_first_is_made_a_moment_later():
+    changed = subprocess.run(
+        [sys.executable, "-c", SECOND_CHANGE],
+        preexec_fn=without_sys_admin,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert changed.returncode == 0, changed.stderr
+    assert re.fullmatch(r"/autogroup-\d+ nice 19\n\n", changed.stdout)
 
 
 def test_widget_requests_are_served_by_a_process_of_lower_priority(served):

@@ -47,6 +47,8 @@ from concurrent.futures import Future
 
 from gunicorn.workers.gthread import PollableMethodQueue, TConn, ThreadWorker
 
+from .autogroup import has_autogroups, lower_group
+
 WIDGET_PREFIX = b"/widget/"
 # A request line starts with a method of at most 7 letters and a space.
 PEEK_BYTES = 8 + len(WIDGET_PREFIX)
@@ -54,9 +56,6 @@ PEEK_BYTES = 8 + len(WIDGET_PREFIX)
 # always lower their own priority.
 WIDGET_NICENESS = 19
 WIDGET_KEEPALIVE_SECONDS = 20
-# The kernel's scheduling group of the calling process's session, where
-# Linux has autogroups; its niceness may be raised by the process itself.
-AUTOGROUP = "/proc/self/autogroup"
 WIDGET, API = "widget", "api"
 # The widget process's beats so far, in the memory the two processes share.
 BEATS = struct.Struct("Q")
@@ -124,15 +123,14 @@ class ApiFirstWorker(ThreadWorker):
         claims stay within it, and the group, at WIDGET_NICENESS, seldom has
         one on the API. A session of its own also means a terminal's Ctrl-C
         reaches it only through the worker, which passes its signals on."""
-        if os.path.exists(AUTOGROUP):
+        if has_autogroups():
             os.setsid()  # a new session: a new group, at niceness 0
             self._lower_group()
         os.nice(WIDGET_NICENESS)
 
     def _lower_group(self):
         try:
-            with open(AUTOGROUP, "w") as group:
-                group.write(str(WIDGET_NICENESS))
+            lower_group(WIDGET_NICENESS)
         except OSError as error:
             self.log.warning("Could not lower the widget process's scheduling group: %s", error)
 
