@@ -75,8 +75,8 @@ def test_revoked_unknown_and_tampered_keys_do_not_authenticate(workspace):
             keys.authenticate(presented)
         assert refused.value.code == "INVALID_API_KEY"
         assert refused.value.message == "The API key is invalid or has been revoked."
-    assert keys.revoke_key(key.id).is_revoked
-    assert keys.revoke_key(key.id).is_revoked  # again: still revoked, no error
+    assert keys.revoke_key(key.id)[0].is_revoked
+    assert keys.revoke_key(key.id)[0].is_revoked  # again: still revoked, no error
     with pytest.raises(Unauthorized):
         keys.authenticate(raw)
     with pytest.raises(NotFound) as missing:

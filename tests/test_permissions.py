@@ -38,11 +38,14 @@ def test_the_list_shows_every_key_of_the_workspace_never_a_secret(caller, other)
         assert key["key"] not in text and key["key"].split("_", 2)[2] not in text
     first = body["data"][2]
     assert set(first) == {
-        "id", "name", "workspace_id", "scopes", "key_prefix", "created_at",
+        "id", "name", "workspace_id", "scopes", "key_prefix", "parent_id", "created_at",
         "last_used_at", "revoked_at",
     }  # fmt: skip
     assert made[0]["key"].startswith(first["key_prefix"] + "_")
     assert first["scopes"] == ["agents:read"] and first["revoked_at"] is None
+    # Minted by the caller's key; the caller's own key, made without one, is a root.
+    assert first["parent_id"] == body["data"][3]["id"] == made[0]["parent_id"]
+    assert body["data"][3]["parent_id"] is None
 
 
 def test_listing_needs_permissions_read(caller, make_caller):

@@ -1,7 +1,10 @@
+import io
+
 import pytest
 
 from agent_platform.api.ratelimit import SlidingWindowLimiter
-from conftest import assert_error
+from agent_platform.models import ApiKey
+from conftest import Caller, assert_error
 
 
 class Clock:
@@ -50,6 +53,16 @@ def test_keys_are_counted_apart_and_idle_ones_evicted():
     assert len(limiter) == 1  # every idle key is gone
 
 
+def test_max_keys_forgets_the_least_recently_used_key():
+    clock = Clock()
+    limiter = SlidingWindowLimiter(2, 60, clock=clock, max_keys=3)
+    for key in ("a", "b", "c", "a", "d"):  # "b", the least recently used, makes room for "d"
+        limiter.hit(key)
+    assert len(limiter) == 3
+    assert limiter.hit("a").remaining == 0  # kept: its two requests
+    assert limiter.hit("b").remaining == 1  # forgotten: a new window
+
+
 def test_an_allowed_request_has_nothing_to_wait_for():
     limiter = SlidingWindowLimiter(1, 60, clock=Clock())
     assert limiter.hit("k").retry_after == 0
@@ -80,6 +93,7 @@ def settings(tmp_path):
         "DATABASE_PATH": str(tmp_path / "test.db"),
         "RATE_LIMIT_REQUESTS": 3,
         "RATE_LIMIT_WINDOW_SECONDS": 60,
+        "LIMITS_MAX_BODY_BYTES": 1024,
     }
 
 
@@ -87,7 +101,14 @@ def settings(tmp_path):
 def clock(app):
     clock = Clock()
     app.extensions["rate_limiter"].clock = clock
+    app.extensions["address_rate_limiter"].clock = clock
     return clock
+
+
+def assert_headers(response, remaining, clock, limit=3):
+    assert response.headers["X-RateLimit-Limit"] == str(limit)
+    assert response.headers["X-RateLimit-Remaining"] == str(remaining)
+    assert response.headers["X-RateLimit-Reset"] == str(int(clock.now) + 60)
 
 
 def test_http_headers_and_429(caller, clock):
@@ -124,3 +145,103 @@ def test_health_is_never_limited(client, caller, clock):
     for _ in range(3):
         caller.get("/v1/me")
     assert all(client.get("/v1/health").status_code == 200 for _ in range(10))
+
+
+def mint(parent, name):
+    response = parent.post(
+        "/workspaces/permissions",
+        json={"name": name, "scopes": ["agents:read", "permissions:read", "permissions:write"]},
+    )
+    assert response.status_code == 201, response.get_json()
+    return response, Caller(
+        parent.client, response.get_json()["data"]["permission"]["key"], parent.workspace_id
+    )
+
+
+def test_minted_keys_count_against_their_roots_window(caller, other, clock):
+    """Limit 3: the root mints a child (1), the child a grandchild (2), the
+    grandchild reads (3); the window is full for all three, and not for
+    another workspace's key."""
+    minted, child = mint(caller, "child")
+    assert_headers(minted, 2, clock)
+    minted, grandchild = mint(child, "grandchild")
+    assert_headers(minted, 1, clock)  # the child's request counted against the root
+    assert_headers(grandchild.get("/v1/me"), 0, clock)
+    for key in (caller, child, grandchild):
+        response = key.get("/v1/me")
+        assert_error(response, 429, "RATE_LIMIT_EXCEEDED")
+        assert response.headers["Retry-After"] == "60"
+    assert other.get("/v1/me").status_code == 200
+    clock.now += 60
+    assert_headers(grandchild.get("/v1/me"), 2, clock)
+
+
+def test_more_minted_keys_do_not_make_room(caller, clock):
+    _, child = mint(caller, "child")
+    child.get("/v1/me")
+    caller.get("/v1/me")
+    refused = child.post("/workspaces/permissions", json={"name": "n", "scopes": ["agents:read"]})
+    assert_error(refused, 429, "RATE_LIMIT_EXCEEDED")
+    assert ApiKey.select().where(ApiKey.workspace == caller.workspace_id).count() == 2
+
+
+def test_an_unknown_path_carries_the_headers_and_counts(caller, clock):
+    for remaining in (2, 1, 0):
+        response = caller.get("/v1/no-such-thing")
+        assert_error(response, 404, "NOT_FOUND")
+        assert_headers(response, remaining, clock)
+    assert_error(caller.get("/v1/me"), 429, "RATE_LIMIT_EXCEEDED")
+    response = caller.get("/nowhere/at/all")
+    assert_error(response, 429, "RATE_LIMIT_EXCEEDED")
+    assert_headers(response, 0, clock)
+
+
+def test_a_method_not_allowed_carries_the_headers_and_counts(caller, clock):
+    response = caller.delete("/v1/me")
+    assert response.status_code == 405
+    assert_headers(response, 2, clock)
+    assert_headers(caller.get("/v1/me"), 1, clock)
+
+
+def test_a_body_too_large_carries_the_headers_and_counts(caller, clock):
+    response = caller.post("/v1/agents", data=b"x" * 1025, content_type="application/json")
+    assert_error(response, 413, "PAYLOAD_TOO_LARGE")
+    assert_headers(response, 2, clock)
+    chunked = caller.post(
+        "/v1/agents",
+        input_stream=io.BytesIO(b"x" * 1025),
+        headers={"Transfer-Encoding": "chunked", "Content-Type": "application/json"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert_error(chunked, 413, "PAYLOAD_TOO_LARGE")
+    assert_headers(chunked, 1, clock)
+
+
+def test_a_bad_key_is_401_with_the_headers_of_the_clients_address(client, caller, clock):
+    """Unknown, malformed and revoked keys count against the client's
+    address (a bounded count, apart from any key's), and stay 401: never
+    429, which would tell a client with a bad key to wait."""
+    minted, revoked = mint(caller, "soon revoked")
+    caller.delete(f"/workspaces/permissions/{minted.get_json()['data']['permission']['id']}")
+    presented = ["apk_0123456789ab_nothing", "not a key at all", revoked.key, "apk_x", "apk_y"]
+    for index, key in enumerate(presented):
+        response = client.get("/v1/me", headers={"x-api-key": key})
+        assert_error(response, 401, "INVALID_API_KEY")
+        assert_headers(response, max(0, 2 - index), clock)
+    # The same for an unknown path, a wrong method and a body too large.
+    bad = {"x-api-key": "apk_0123456789ab_nothing"}
+    for response in (
+        client.get("/v1/no-such-thing", headers=bad),
+        client.delete("/v1/me", headers=bad),
+        client.post("/v1/agents", data=b"x" * 1025, headers=bad),
+    ):
+        assert_error(response, 401, "INVALID_API_KEY")
+        assert_headers(response, 0, clock)
+    # The caller's own window is untouched: it made two requests.
+    assert_headers(caller.get("/v1/me"), 0, clock)
+
+
+def test_a_request_without_a_key_has_no_rate_limit_headers(client, clock):
+    for response in (client.get("/v1/me"), client.get("/v1/no-such-thing")):
+        assert response.status_code in (401, 404)
+        assert "X-RateLimit-Limit" not in response.headers

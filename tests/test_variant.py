@@ -133,8 +133,11 @@ def test_permission_creates_a_working_key(caller):
     body = response.get_json()
     assert body["success"] is True
     permission = body["data"]["permission"]
-    assert set(permission) == {"id", "name", "workspace_id", "scopes", "key", "created_at"}
+    assert set(permission) == {
+        "id", "name", "workspace_id", "scopes", "parent_id", "key", "created_at",
+    }  # fmt: skip
     assert permission["workspace_id"] == caller.workspace_id
+    assert permission["parent_id"] == ApiKey.by_lookup_id(caller.key[4:16]).id  # the caller's
     assert permission["scopes"] == ["agents:read", "trainings:read"]
     # Only the hash is stored; the key works and has just these scopes.
     stored = ApiKey.get_by_id(permission["id"])

@@ -10,7 +10,7 @@ def create_app(config=None, config_path=None):
     from . import logs
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
-    from .api.ratelimit import SlidingWindowLimiter
+    from .api.ratelimit import ADDRESSES_COUNTED, SlidingWindowLimiter
     from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
@@ -28,8 +28,13 @@ def create_app(config=None, config_path=None):
     init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
     # The keys of stored secrets (none yet on a first start: migrating makes one).
     configure_from(app.config, config_path)
-    app.extensions["rate_limiter"] = SlidingWindowLimiter(
-        app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
+    limit, window = app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]
+    # Live keys count against their root key (a bounded set: keys in the
+    # database); requests with a bad key against the client's address, of
+    # which a caller can make up any number, so those are capped.
+    app.extensions["rate_limiter"] = SlidingWindowLimiter(limit, window)
+    app.extensions["address_rate_limiter"] = SlidingWindowLimiter(
+        limit, window, max_keys=ADDRESSES_COUNTED
     )
     # peewee opens the connection lazily, on a request's first query.
     app.teardown_request(lambda exc: end_request())

@@ -1,5 +1,6 @@
-"""What every request passes before its view: request id, body size, key,
-rate limit, scope, workspace. Views only ever see an authorised caller."""
+"""What every request passes before its view: request id, key, rate limit,
+body size, path and method, scope, workspace. Views only ever see an
+authorised caller."""
 
 import io
 import re
@@ -10,6 +11,7 @@ from flask import current_app, g, request
 from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized, ValidationError
 from ..services import keys
 from .blueprint import ANY_SCOPE
+from .ratelimit import client_address
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 # flask-smorest's docs blueprint and Flask's static files need no key.
@@ -23,14 +25,37 @@ def install(app):
 
 
 def admit():
+    """The checks, in this order: a key the request carries (401, then the
+    rate limit's 429), the body's size (413), the path and method (404,
+    405), then the scope (403) and workspace. A key is checked first so that
+    every answer to a request carrying one, those three errors included,
+    counts against its limit and carries the rate-limit headers."""
     # One hook rather than three: Flask's cost is per hook and per request.
     # The request, g and current_app proxies look up the context on every
     # use (about ten thousand instructions each); the hook resolves them once.
     req, request_globals = request._get_current_object(), g._get_current_object()
     app = current_app._get_current_object()
     request_globals.request_id = request_id_of(req.environ)
+    routed = req.routing_exception is None
+    if routed:
+        # HEAD is GET without the body: the same key, scope and status.
+        method = "GET" if req.method == "HEAD" else req.method
+        public, scopes, also_required = _access(app, req.endpoint, method)
+    else:
+        public = False  # an unknown path or method: counted, like any other request
+    raw_key = None if public else _key_in(req.environ)
+    if raw_key:
+        api_key = _admit_key(req, request_globals, app, raw_key)
     check_body_size(req, app.config["LIMITS_MAX_BODY_BYTES"])
-    authorize(req, request_globals, app)
+    if public or not routed:
+        return  # Flask answers the 404 or 405 of a request it could not route
+    if not raw_key:
+        raise Unauthorized(
+            "No API key: send it in the x-api-key header or as Authorization: Bearer <key>.",
+            code="MISSING_API_KEY",
+        )
+    _check_scope(api_key, scopes, also_required)
+    _check_workspace(api_key, req.view_args or {})
 
 
 def request_id_of(environ):
@@ -120,39 +145,32 @@ def _access(app, endpoint, method):
     return known[endpoint, method]
 
 
-def authorize(req, request_globals, app):
-    if req.routing_exception is not None:
-        return
-    # HEAD is GET without the body: the same key, scope and status.
-    method = "GET" if req.method == "HEAD" else req.method
-    public, scopes, also_required = _access(app, req.endpoint, method)
-    if public:
-        return
-    api_key = keys.authenticate(_presented_key(req.environ))
-    request_globals.api_key = api_key
-    request_globals.workspace_id = api_key.workspace_id
-    _rate_limit(app, api_key, request_globals)
-    _check_scope(api_key, scopes, also_required)
-    _check_workspace(api_key, req.view_args or {})
-
-
-def _presented_key(environ):
-    """The key from x-api-key or Authorization: Bearer (never the query string)."""
+def _key_in(environ):
+    """The key from x-api-key or Authorization: Bearer (never the query
+    string), or "" when the request carries none."""
     key = environ.get("HTTP_X_API_KEY", "").strip()
     if not key:
         scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
         if scheme.lower() == "bearer":
             key = token.strip()
-    if not key:
-        raise Unauthorized(
-            "No API key: send it in the x-api-key header or as Authorization: Bearer <key>.",
-            code="MISSING_API_KEY",
-        )
     return key
 
 
-def _rate_limit(app, api_key, request_globals):
-    decision = app.extensions["rate_limiter"].hit(api_key.id)
+def _admit_key(req, request_globals, app, raw_key):
+    """The live key `raw_key` is, counted against its root's rate limit
+    (429 past it). A key that is not one (unknown, malformed, revoked) is
+    401, counted against the client's address for the headers alone: such
+    an answer is never a 429, which would tell a client with a bad key to
+    wait rather than to fix it."""
+    try:
+        api_key = keys.authenticate(raw_key)
+    except Unauthorized:
+        limiter = app.extensions["address_rate_limiter"]
+        request_globals.rate_limit = limiter.hit(client_address(app.config, req))
+        raise
+    request_globals.api_key = api_key
+    request_globals.workspace_id = api_key.workspace_id
+    decision = app.extensions["rate_limiter"].hit(api_key.rate_limit_id)
     request_globals.rate_limit = decision  # for the headers, a 429's included
     if not decision.allowed:
         raise RateLimited(
@@ -161,6 +179,7 @@ def _rate_limit(app, api_key, request_globals):
             f"retry in {decision.retry_after} seconds.",
             headers={"Retry-After": str(decision.retry_after)},
         )
+    return api_key
 
 
 def _check_scope(api_key, scopes, also_required=()):

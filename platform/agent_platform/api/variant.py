@@ -72,7 +72,7 @@ class VariantPermissions(MethodView):
         """Create a permission: an API key of this workspace with some of the caller's scopes"""
         key, raw_key = permissions.create_permission(g.api_key, **values)
         permission = {"key": raw_key, "workspace_id": key.workspace_id}
-        for name in ("id", "name", "scopes", "created_at"):
+        for name in ("id", "name", "scopes", "parent_id", "created_at"):
             permission[name] = getattr(key, name)
         return {"success": True, "data": {"permission": permission}}
 

@@ -12,7 +12,7 @@ from ..channels.website import assets, visitors
 from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from .pipeline import has_body
-from .ratelimit import SlidingWindowLimiter
+from .ratelimit import SlidingWindowLimiter, client_address
 
 blp = Blueprint("widget", __name__, url_prefix="/widget")
 
@@ -156,21 +156,11 @@ def _own_origins(config, host_url):
     return own
 
 
-def _client_address(config, req):
-    """The visitor's address: the connection's, or behind server.proxy_hops
-    proxies the entry the farthest trusted one appended to X-Forwarded-For
-    (what comes before it, the client wrote itself)."""
-    hops = config["SERVER_PROXY_HOPS"]
-    forwarded = req.headers.get("X-Forwarded-For", "") if hops else ""
-    entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
-    return entries[-hops] if hops and len(entries) >= hops else req.remote_addr or ""
-
-
 def _count(app, req, token):
     """Count the request against the limits once: when the fast path
     (unchanged_poll) has counted it already, its verdict stands."""
     if LIMITS_VERDICT not in req.environ:
-        _limit(app, _client_address(app.config, req), token)
+        _limit(app, client_address(app.config, req), token)
     elif req.environ[LIMITS_VERDICT] is not None:
         raise req.environ[LIMITS_VERDICT]
 
@@ -245,7 +235,7 @@ def _unchanged(app, req, channel_id):
     visitors.check_origin(channel, origin, _own_origins(app.config, req.host_url))
     token = req.headers.get("X-Visitor-Token")
     try:
-        _limit(app, _client_address(app.config, req), token)
+        _limit(app, client_address(app.config, req), token)
     except RateLimited as refused:
         req.environ[LIMITS_VERDICT] = refused
         raise

@@ -98,9 +98,10 @@ def list_keys(app, workspace_id, as_json):
 
 def _key_line(row):
     state = "revoked" if row["revoked_at"] else "active"
+    minted_by = f"  minted_by={row['parent_id']}" if row["parent_id"] else ""
     return (
         f"{row['id']}  {row['name']}  workspace={row['workspace_id']}  "
-        f"{state}  last_used={row['last_used_at']}  scopes={','.join(row['scopes'])}"
+        f"{state}  last_used={row['last_used_at']}  scopes={','.join(row['scopes'])}{minted_by}"
     )
 
 
@@ -110,6 +111,7 @@ def _key_row(key):
         "name": key.name,
         "workspace_id": key.workspace_id,
         "scopes": key.scopes,
+        "parent_id": key.parent_id,
         "created_at": stamp(key.created_at),
         "last_used_at": stamp(key.last_used_at),
         "revoked_at": stamp(key.revoked_at),
@@ -120,9 +122,10 @@ def _key_row(key):
 @click.argument("key_id")
 @with_app()
 def revoke_key(app, key_id):
-    """Revoke an API key, effective immediately."""
-    keys.revoke_key(key_id)
-    click.echo(f"Revoked key {key_id}")
+    """Revoke an API key and every key minted from it, effective immediately."""
+    _, minted = keys.revoke_key(key_id)
+    also = f" and {minted} key{'' if minted == 1 else 's'} minted from it" if minted else ""
+    click.echo(f"Revoked key {key_id}{also}")
 
 
 @main.command()

@@ -77,6 +77,12 @@ class ApiKey(TimestampedModel):
     `lookup_id` is the random public part embedded in the key, so a request
     finds its row by an indexed equality and then compares the hash in
     constant time.
+
+    A key minted by another key (POST /workspaces/permissions) records that
+    `parent`, and the `root` of the chain: the first key, made by the CLI or
+    at first start, whose own `parent` and `root` are None. Revoking a key
+    revokes every key minted from it; the rate limit counts a key's requests
+    against its root, so minting never multiplies it.
     """
 
     workspace = ForeignKeyField(Workspace, backref="api_keys", on_delete="CASCADE")
@@ -86,6 +92,8 @@ class ApiKey(TimestampedModel):
     scopes = ScopesField()
     last_used_at = UtcDateTimeField(null=True)
     revoked_at = UtcDateTimeField(null=True)
+    parent = ForeignKeyField("self", null=True, backref="children", on_delete="CASCADE")
+    root = ForeignKeyField("self", null=True, backref="descendants", on_delete="CASCADE")
 
     @classmethod
     def by_lookup_id(cls, lookup_id):
@@ -112,9 +120,40 @@ class ApiKey(TimestampedModel):
     def is_revoked(self):
         return self.revoked_at is not None
 
+    @property
+    def rate_limit_id(self):
+        """What the rate limit counts this key's requests against: its root."""
+        return self.root_id or self.id
+
     def revoke(self, now=None):
-        self.revoked_at = now or utcnow()
-        self.save()
+        """Revoke this key (unless it is already) and every live key minted
+        from it, directly or through others, all with the same time; never a
+        key of another workspace. Returns how many others were revoked. The
+        caller holds the transaction that makes it all or nothing."""
+        now = now or utcnow()
+        if self.revoked_at is None:
+            self.revoked_at = now
+            self.save()
+        workspace = self.workspace_id
+        minted = (
+            ApiKey.select(ApiKey.id)
+            .where((ApiKey.parent == self.id) & (ApiKey.workspace == workspace))
+            .cte("minted", recursive=True, columns=("id",))
+        )
+        below = ApiKey.alias()
+        minted = minted.union(
+            below.select(below.id)
+            .join(minted, on=(below.parent == minted.c.id))
+            .where(below.workspace == workspace)
+        )
+        # The WITH inside the subquery: an UPDATE that starts with WITH has
+        # no row count in Python's sqlite3.
+        query = ApiKey.update(revoked_at=now, updated_at=now).where(
+            ApiKey.id.in_(minted.select_from(minted.c.id))
+            & ApiKey.revoked_at.is_null()
+            & (ApiKey.workspace == workspace)
+        )
+        return query.execute()
 
     def touch(self, now):
         """Record use without rewriting updated_at (that tracks edits)."""

@@ -42,8 +42,12 @@ def list_workspaces():
     return list(Workspace.select().order_by(Workspace.created_at, Workspace.id))
 
 
-def create_key(workspace_id, name, scopes):
-    """Create a key; returns (ApiKey, raw key). The raw key is never stored."""
+def create_key(workspace_id, name, scopes, parent=None):
+    """Create a key; returns (ApiKey, raw key). The raw key is never stored.
+
+    `parent`: the key minting this one (POST /workspaces/permissions); the
+    new key shares its root, and so its rate-limit window, and is revoked
+    with it. Without one (the CLI, the first start) the key is a root."""
     scopes = sorted(set(scopes))
     unknown = unknown_scopes(scopes)
     if unknown:
@@ -58,6 +62,8 @@ def create_key(workspace_id, name, scopes):
         lookup_id=lookup_id,
         key_hash=hash_key(raw_key),
         scopes=scopes,
+        parent=None if parent is None else parent.id,
+        root=None if parent is None else parent.rate_limit_id,
     )
     return key, raw_key
 
@@ -92,13 +98,14 @@ def list_keys(workspace_id=None):
     return list(query)
 
 
-def revoke_key(key_id):
-    key = ApiKey.get_or_none(ApiKey.id == key_id)
-    if key is None:
-        raise NotFound(f"API key {key_id} does not exist", code="API_KEY_NOT_FOUND")
-    if not key.is_revoked:
-        key.revoke()
-    return key
+def revoke_key(key_id, now=None):
+    """Revoke a key (again: unchanged) and every key minted from it, in one
+    transaction; returns (key, how many minted keys were revoked now)."""
+    with transaction():
+        key = ApiKey.get_or_none(ApiKey.id == key_id)
+        if key is None:
+            raise NotFound(f"API key {key_id} does not exist", code="API_KEY_NOT_FOUND")
+        return key, key.revoke(now)
 
 
 def ensure_first_admin_key():

@@ -57,11 +57,23 @@ class PermissionCreateSchema(ma.Schema):
     )
 
 
+def _parent_id():
+    return fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The key that minted this one through POST /workspaces/permissions "
+            "(null: made by the CLI or at first start). Revoking a key revokes the keys minted "
+            "from it, and they share its root's rate limit."
+        },
+    )
+
+
 class PermissionSchema(ma.Schema):
     id = fields.String()
     name = fields.String()
     workspace_id = fields.String()
     scopes = fields.List(fields.String())
+    parent_id = _parent_id()
     key = fields.String(metadata={"description": "The API key itself, shown only here"})
     created_at = UtcDateTime()
 
@@ -91,6 +103,7 @@ class PermissionListedSchema(ma.Schema):
         lambda key: KEY_PREFIX + key.lookup_id,
         metadata={"description": "The key's public start, to tell keys apart (not a secret)"},
     )
+    parent_id = _parent_id()
     created_at = UtcDateTime()
     last_used_at = UtcDateTime(allow_none=True)
     revoked_at = UtcDateTime(allow_none=True)
