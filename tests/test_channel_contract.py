@@ -1,8 +1,9 @@
 """Adding a channel type is adding one module under channels/: an SMS adapter
 (tests/channel_types/sms.py), put on the channels package's path before the
 app is built, is offered by the whole API (types, settings and their
-secrets, links, identities, connecting, sending, its callback URL, the
-OpenAPI document) with no other file touched.
+secrets, the settings a connected channel keeps, links, identities,
+connecting, sending, its callback URL, the OpenAPI document) with no other
+file touched.
 
 The probe runs in a process of its own: channel types register once per
 process, and the API's schemas are built from them when it is imported."""
@@ -55,6 +56,9 @@ def probe(database_path):
         seen["connect"] = call(
             "POST", f"/v1/channels/{channel['id']}/connect", {"agent_id": agent["data"]["id"]}
         )[0]
+        seen["put_without_key"] = call(
+            "PUT", f"/v1/channels/{channel['id']}/settings", {"sender_id": "LOJA", "api_key": None}
+        )
         update = {"id": "m-1", "from": "5511999887766", "text": "Oi"}
         seen["callback"] = client.post(f"/inbound/sms/{channel['id']}", json=update).status_code
         seen["bad_identity"] = call(
@@ -103,6 +107,12 @@ def test_it_has_a_link_and_an_identity_format(seen):
     assert seen["link"] == "sms:LOJA"
     status, body = seen["bad_identity"]
     assert status == 400 and "identities[0].external_id" in json.dumps(body)
+
+
+def test_a_connected_channel_keeps_the_settings_it_says_it_needs(seen):
+    status, body = seen["put_without_key"]
+    assert (status, body["error"]["code"]) == (409, "CHANNEL_SETTINGS_INCOMPLETE")
+    assert "settings.api_key" in body["error"]["message"]
 
 
 def test_it_connects_receives_and_sends(seen):

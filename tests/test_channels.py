@@ -244,6 +244,64 @@ def test_put_settings_replaces_them_but_keeps_unsent_secrets(caller):
     assert data(caller.get(path)) == settings
 
 
+def test_a_put_may_not_take_from_a_connected_channel_what_it_needs(caller):
+    settings = {"sandbox": True, "phone_number_id": "106540352242922", "app_secret": "a"}
+    channel = make_channel(caller, settings=settings, agent_id=make_agent(caller))
+    path = f"/v1/channels/{channel['id']}/settings"
+    before = data(caller.get(path))
+    refused = caller.put(path, json={"verify_token": "v"})  # sandbox and number left out
+    error = assert_error(refused, 409, "CHANNEL_SETTINGS_INCOMPLETE", channel["id"])
+    assert "settings.phone_number_id, settings.access_token" in error["message"]
+    assert "settings.app_secret" not in error["message"]  # a secret left out is kept
+    assert data(caller.get(path)) == before  # nothing changed
+    assert data(caller.put(path, json={**settings, "verify_token": "v"}))["verify_token_set"]
+    data(caller.post(f"/v1/channels/{channel['id']}/disconnect"))
+    assert data(caller.put(path, json={"verify_token": "w"})) == {
+        "access_token_set": False,
+        "app_secret_set": True,
+        "verify_token_set": True,
+    }
+    spec = caller.get("/openapi.json").get_json()
+    assert "409" in spec["paths"]["/v1/channels/{channel_id}/settings"]["put"]["responses"]
+
+
+MAIL_SETTINGS = {
+    "imap_host": "imap.example.com",
+    "imap_password": "pw",
+    "smtp_host": "smtp.example.com",
+    "from_address": "help@example.com",
+}
+
+
+@pytest.mark.parametrize(
+    "type_, values, body, lacking",
+    [
+        ("whatsapp", WA_SETTINGS, {}, "settings.phone_number_id"),
+        ("whatsapp", WA_SETTINGS, {**WA_SETTINGS, "app_secret": None}, "settings.app_secret"),
+        ("telegram", {"bot_token": "123456789:" + "A" * 35}, {"bot_token": None}, "bot_token"),
+        ("email", MAIL_SETTINGS, {"imap_host": "imap.example.com"}, "smtp_host, settings.from"),
+        ("email", MAIL_SETTINGS, {**MAIL_SETTINGS, "imap_password": None}, "imap_password"),
+    ],
+)
+def test_each_type_says_what_a_connected_channel_needs(caller, type_, values, body, lacking):
+    channel = make_channel(caller, "C", type_, values, agent_id=make_agent(caller))
+    path = f"/v1/channels/{channel['id']}/settings"
+    before = data(caller.get(path))
+    assert_error(caller.put(path, json=body), 409, "CHANNEL_SETTINGS_INCOMPLETE", lacking)
+    assert data(caller.get(path)) == before
+
+
+def test_what_a_connected_channel_needs_may_be_given_a_step_at_a_time(caller):
+    agent_id = make_agent(caller)
+    channel = make_channel(caller, agent_id=agent_id)  # connected with no settings at all
+    path = f"/v1/channels/{channel['id']}/settings"
+    assert data(caller.put(path, json={"phone_number_id": "7"}))["phone_number_id"] == "7"
+    site = make_channel(caller, "Site", "website", {"title": "Shop"}, agent_id=agent_id)
+    assert data(caller.put(f"/v1/channels/{site['id']}/settings", json={})) == {
+        "identity_secret_set": False
+    }  # a website channel needs no setting to work
+
+
 def test_list_filters_and_sorts(caller):
     agent_id = make_agent(caller)
     wa = make_channel(caller, name="B whatsapp", agent_id=agent_id)

@@ -4,6 +4,7 @@ human taking over. The reply job runs as the scheduler would run it."""
 
 import hashlib
 import hmac
+import secrets
 import socket
 from datetime import timedelta
 
@@ -282,6 +283,36 @@ def test_requests_are_limited_per_client_address(client, site):
         assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200
     limited = Visitor(client, site["id"]).call("POST", "session", {})
     assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "address")
+
+
+def test_new_visitors_are_limited_per_client_address(app, caller, client, site):
+    """Each new visitor's first message makes a contact; tokens are anyone's
+    to make up, so a script need not even start a session."""
+    app.config["SERVER_PROXY_HOPS"] = 1
+    office = {"X-Forwarded-For": "198.51.100.7"}
+
+    def contacts():
+        return caller.get("/v1/contacts").get_json()["pagination"]["total"]
+
+    returning = Visitor(client, site["id"], headers=office)
+    returning.start()
+    assert returning.say("Hi", "1").status_code == 201
+    for _ in range(19):  # the default bound, widget.address_new_visitors_per_minute
+        made_up = Visitor(client, site["id"], token=secrets.token_urlsafe(32), headers=office)
+        assert made_up.say("Hi", "1").status_code == 201
+    before = contacts()
+    assert before == 20
+    one_more = Visitor(client, site["id"], headers=office)
+    one_more.start()  # a token costs nothing; its first message would make a contact
+    limited = one_more.say("Hi", "1")
+    assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "new visitors")
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert contacts() == before
+    assert returning.say("Still there?", "2").status_code == 201  # not new: not counted
+    elsewhere = Visitor(client, site["id"], headers={"X-Forwarded-For": "203.0.113.5"})
+    elsewhere.start()
+    assert elsewhere.say("Hi", "1").status_code == 201
+    assert contacts() == before + 1
 
 
 def test_behind_a_proxy_the_forwarded_address_is_limited(app, client, site):

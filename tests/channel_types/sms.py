@@ -24,6 +24,9 @@ class SmsAdapter(Adapter):
     identity = staticmethod(formats.pattern(r"^[0-9]{6,15}$", "a phone number's digits"))
     text_limit = 160
 
+    def missing_settings(self, settings):
+        return [] if settings.get("api_key") else ["api_key"]
+
     def send(self, channel, message):
         SENT.append(message.text)
         return SendResult(external_id=f"sms-{len(SENT)}")

@@ -97,9 +97,9 @@ class ChannelSettings(MethodView):
     @blp.scope("channels:write")
     @blp.arguments(SettingsBodySchema)
     @blp.response(200, ChannelSettingsSchema)
-    @blp.errors(400, 404)
+    @blp.errors(400, 404, 409)
     def put(self, settings, channel_id):
-        """Replace a channel's settings (a secret left out keeps its value)"""
+        """Replace a channel's settings (409 if a connected channel would lack one it needs)"""
         return channels.replace_settings(g.workspace_id, channel_id, settings)
 
 

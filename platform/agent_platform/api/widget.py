@@ -1,9 +1,10 @@
 """The website widget, served: its script, its hosted page, and the visitor
 API the script calls. Public (no API key: the page is anyone's), so it is
 bounded instead: exact-origin CORS, a rate limit per visitor token and one
-per client address, small bodies. It is the widget's own protocol rather
-than part of the REST API for integrators, so it is a plain Flask blueprint
-left out of the OpenAPI document; docs/channels.md describes it."""
+per client address, a bound on new visitors per address, small bodies. It
+is the widget's own protocol rather than part of the REST API for
+integrators, so it is a plain Flask blueprint left out of the OpenAPI
+document; docs/channels.md describes it."""
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from werkzeug.wrappers import Request
@@ -81,6 +82,8 @@ def session(channel_id):
 def send(channel_id):
     """The visitor writes; the agent answers as on any channel."""
     max_chars = current_app.config["WIDGET_MESSAGE_MAX_CHARS"]
+    if visitors.is_new(g.widget_channel, g.visitor):
+        _limit_new_visitor(current_app, request)
     message = visitors.post_message(g.widget_channel, g.visitor, _body(), max_chars)
     return _data(message, 201)
 
@@ -177,6 +180,26 @@ def _limit(app, address, token):
                 "seconds.",
                 headers={"Retry-After": str(decision.retry_after)},
             )
+
+
+def _limit_new_visitor(app, req):
+    """Anyone can make up visitor tokens (they are stored nowhere), and each
+    one's first message makes a contact: new visitors are counted per
+    client address, so a script cannot fill the contacts table."""
+    decision = _new_visitors_limiter(app).hit(_client_address(app.config, req))
+    if not decision.allowed:
+        raise RateLimited(
+            f"Too many new visitors from this address; retry in {decision.retry_after} seconds.",
+            headers={"Retry-After": str(decision.retry_after)},
+        )
+
+
+def _new_visitors_limiter(app):
+    limiter = app.extensions.get("widget_new_visitors")
+    if limiter is None:
+        per_minute = app.config["WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE"]
+        limiter = app.extensions["widget_new_visitors"] = SlidingWindowLimiter(per_minute, 60)
+    return limiter
 
 
 def _limiters(app):

@@ -35,6 +35,8 @@ An `Adapter` is a channel type that carries messages:
   reply;
 - checks settings: `check_settings(settings)` refuses, before they are
   stored, settings that cannot work together (400 naming the setting);
+  `missing_settings(settings)` names those a connected channel needs to
+  work that `settings` lack (a PUT may not take them from one: 409);
 - follows its channel: `activate(channel, previous)` after a channel's
   settings were stored (`previous`: the settings before, None on creation),
   to set up the network's side and undo what the previous settings had set
@@ -130,6 +132,11 @@ class Adapter(ChannelType):
     def check_settings(self, settings):
         """Raise ValidationError (naming the setting) for settings that
         cannot work together, beyond each value's own format."""
+
+    def missing_settings(self, settings):
+        """The settings a channel needs to carry messages that `settings`
+        lack, in the order to set them: none by default."""
+        return []
 
     def cannot_send(self, channel):
         """Why `channel` cannot send now (a missing setting), or None."""
@@ -242,6 +249,13 @@ def check_settings(channel_type, settings):
     adapter = _ADAPTERS.get(channel_type)
     if adapter is not None:
         adapter.check_settings(settings)
+
+
+def missing_settings(channel_type, settings):
+    """What a channel of `channel_type` would lack with `settings` to carry
+    messages (nothing for a type without adapter: it is never connected)."""
+    adapter = _ADAPTERS.get(channel_type)
+    return adapter.missing_settings(settings) if adapter is not None else []
 
 
 def activated(channel, previous=None):

@@ -78,15 +78,37 @@ def update_channel(workspace_id, channel_id, changes):
 def replace_settings(workspace_id, channel_id, settings):
     """PUT settings: the body is the new settings, except that a secret left
     out keeps its stored value (it cannot be read back to be sent again);
-    a secret given as null is cleared."""
+    a secret given as null is cleared. A connected channel must keep what
+    it needs to work (409 CHANNEL_SETTINGS_INCOMPLETE, nothing changed)."""
     with transaction():
         channel = get_channel(workspace_id, channel_id)
         previous = channel.settings
         secrets = adapters.channel_type(channel.type).secret_settings
         kept = {name: value for name, value in previous.items() if name in secrets}
         channel.settings = merged_settings(channel.type, kept, settings)
+        _check_still_works(channel, previous)
         channel.save()
     return _activated(channel, previous)
+
+
+def _check_still_works(channel, previous):
+    """Refuse new settings that take from a connected channel one its
+    adapter says it needs to carry messages. A PUT replaces every setting,
+    so a client that sends one (or a form with empty fields as null) would
+    otherwise silence a live channel. One that lacked some already may be
+    completed a step at a time, and a disconnected one set up in any order."""
+    if channel.agent_id is None:
+        return
+    lacking = adapters.missing_settings(channel.type, channel.settings)
+    if set(lacking) <= set(adapters.missing_settings(channel.type, previous)):
+        return
+    listed = ", ".join(f"settings.{name}" for name in lacking)
+    raise Conflict(
+        f"Channel {channel.id} is connected to an agent and would not work without "
+        f"{listed}: include them (PUT replaces every setting; a secret left out keeps "
+        "its value), or disconnect the channel first.",
+        code="CHANNEL_SETTINGS_INCOMPLETE",
+    )
 
 
 def _activated(channel, previous=None):

@@ -67,6 +67,10 @@ class EmailAdapter(EmailSender, Adapter):
         listed = ", ".join(f"settings.{name}" for name in needed)
         return f"Channel {channel.id} cannot send messages: set {listed} first."
 
+    def missing_settings(self, settings):
+        """Mail is read from the IMAP server and answered through the SMTP one."""
+        return servers.missing(settings, "imap") + servers.missing(settings, "smtp")
+
     def activate(self, channel, previous):
         """Another mailbox (host or account) on an existing channel is read
         from now on: its old mail is not answered, and the UIDs kept are the

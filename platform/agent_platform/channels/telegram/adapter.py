@@ -56,8 +56,12 @@ class TelegramAdapter(TelegramSender, Adapter):
                 "set it, or use polling",
             )
 
+    def missing_settings(self, settings):
+        """A bot token: the secret token of webhook mode is made when missing."""
+        return [] if settings.get("bot_token") else ["bot_token"]
+
     def cannot_send(self, channel):
-        if channel.settings.get("bot_token"):
+        if not self.missing_settings(channel.settings):
             return None
         return f"Channel {channel.id} cannot send messages: set settings.bot_token first."
 

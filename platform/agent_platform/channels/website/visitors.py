@@ -93,6 +93,12 @@ def visitor(channel, token):
     return identity.visitor_of(channel.settings, token)
 
 
+def is_new(channel, visitor):
+    """Whether the visitor's next message makes them a contact (they have
+    none yet): what the per-address bound on new visitors counts."""
+    return Contact.by_identity(channel.workspace_id, "website", visitor.identity) is None
+
+
 def post_message(channel, visitor, body, max_chars, now=None):
     """The visitor's message, stored by the common inbound path (contact,
     conversation, message.received, the agent's reply), once per

@@ -4,7 +4,8 @@ from ...services import formats
 from ..adapters import Adapter
 from . import intake
 from .credentials import verify_credentials
-from .sender import WhatsAppSender, missing_settings
+from .sender import WhatsAppSender
+from .sender import missing_settings as missing_to_send
 from .window import check_window
 
 NUMERIC_ID = r"^[0-9]{1,30}$"
@@ -40,8 +41,13 @@ class WhatsAppAdapter(WhatsAppSender, Adapter):
         """wa.me takes the number's digits, without the plus of E.164."""
         return self.link_prefix + value.lstrip("+")
 
+    def missing_settings(self, settings):
+        """What sending needs, and the app secret that every callback (the
+        customers' messages) is signed with."""
+        return missing_to_send(settings) + ([] if settings.get("app_secret") else ["app_secret"])
+
     def cannot_send(self, channel):
-        missing = missing_settings(channel)
+        missing = missing_to_send(channel.settings)
         if not missing:
             return None
         names = " and ".join(f"settings.{name}" for name in missing)

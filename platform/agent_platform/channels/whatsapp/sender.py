@@ -56,17 +56,17 @@ def _recorded(channel, body):
     return SendResult(f"wamid.sandbox.{uuid.uuid4().hex}", {"sandbox_request": request})
 
 
-def missing_settings(channel):
-    """The settings a WhatsApp channel needs to send that it does not have
+def missing_settings(settings):
+    """The settings a WhatsApp channel needs to send that `settings` lack
     (a sandbox channel sends nowhere, so it needs none)."""
-    if channel.settings.get("sandbox"):
+    if settings.get("sandbox"):
         return []
-    return [name for name in ("phone_number_id", "access_token") if not channel.settings.get(name)]
+    return [name for name in ("phone_number_id", "access_token") if not settings.get(name)]
 
 
 def _credentials(channel):
     settings = channel.settings
-    missing = missing_settings(channel)
+    missing = missing_settings(settings)
     if missing:
         raise SendError("CHANNEL_NOT_CONFIGURED", f"The channel has no {' or '.join(missing)}")
     return settings["access_token"], settings["phone_number_id"]
