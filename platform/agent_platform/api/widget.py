@@ -186,7 +186,7 @@ def _limit_new_visitor(app, req):
     """Anyone can make up visitor tokens (they are stored nowhere), and each
     one's first message makes a contact: new visitors are counted per
     client address, so a script cannot fill the contacts table."""
-    decision = _new_visitors_limiter(app).hit(_client_address(app.config, req))
+    decision = _new_visitors_limiter(app).hit(client_address(app.config, req))
     if not decision.allowed:
         raise RateLimited(
             f"Too many new visitors from this address; retry in {decision.retry_after} seconds.",
