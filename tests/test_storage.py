@@ -221,3 +221,68 @@ def restart_worker(server):
     os.kill(worker, signal.SIGKILL)
     assert wait(lambda: children(server.process.pid) not in ([], [worker]), 20)
     assert wait(lambda: answers(server), 20)
+
+
+def refused(environ, user=()):
+    """The one line `serve` stops with (status 2, nothing started)."""
+    result = subprocess.run([*user, sys.executable, "app.py", "--port", str(free_port())],
+                            cwd=ROOT, env=environ, capture_output=True, text=True,
+                            timeout=60)  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""  # no admin key printed
+    (line,) = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    return line.removeprefix("Error: ")
+
+
+def migrate(environ, user=()):
+    subprocess.run([*user, sys.executable, "-m", "agent_platform", "migrate"], cwd=ROOT,
+                   env=environ, check=True, capture_output=True, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "existing"])
+def test_serve_on_a_read_only_file_system_is_one_line(tmp_path, existing):
+    with tmpfs(tmp_path / "disk") as disk:
+        if existing:
+            migrate(environ_on(disk))
+        remount(disk, "ro")
+        assert refused(environ_on(disk)) == (
+            f"the file system holding {disk} is read-only: mount it read-write, "
+            "or set database.path to a writable place"
+        )
+
+
+@pytest.mark.parametrize("below", ["agent.db", "data/agent.db"])
+def test_serve_where_a_directory_would_be_a_file_is_one_line(tmp_path, below):
+    (tmp_path / "file").write_text("")
+    environ = environ_on(tmp_path, AGENT_PLATFORM_DATABASE_PATH=str(tmp_path / "file" / below))
+    directory = (tmp_path / "file" / below).parent
+    assert refused(environ) == (
+        f"cannot create the directory {directory}: part of that path is a file, not a "
+        "directory; set database.path to a place inside a directory (or move that file)"
+    )
+
+
+def test_serve_in_a_directory_its_user_cannot_write_is_one_line(tmp_path):
+    """The database's files are the user's, not their directory: the serving
+    lock cannot be made beside them."""
+    with tmpfs(tmp_path / "disk", f"size=8m,uid={NOBODY},gid={NOBODY}") as disk:
+        migrate(environ_on(disk), AS_NOBODY)
+        os.chown(disk, 0, 0)
+        disk.chmod(0o755)
+        assert refused(environ_on(disk), AS_NOBODY) == (
+            f"user nobody cannot write in the directory {disk}: give it to that user "
+            f"(chown nobody {disk}), or set database.path to a place it can write"
+        )
+
+
+def test_serve_on_a_database_of_root_run_by_its_user_is_one_line(tmp_path):
+    with tmpfs(tmp_path / "disk", f"size=8m,uid={NOBODY},gid={NOBODY}") as disk:
+        migrate(environ_on(disk))  # as root: `sudo agent-platform migrate`, say
+        os.chown(disk / "secrets.key", NOBODY, NOBODY)
+        database = disk / "agent.db"
+        assert refused(environ_on(disk), AS_NOBODY) == (
+            f"{database} is read-only to user nobody (its owner is root): give the "
+            f"database's files to that user (chown nobody {database}*), or run the "
+            "service as root"
+        )

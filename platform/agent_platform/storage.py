@@ -156,7 +156,7 @@ def _unwritable(path, database_path):
             f"the file system holding {directory} is read-only: mount it read-write, "
             "or set database.path to a writable place"
         )
-    if not os.access(directory, os.W_OK):
+    if not os.access(directory, os.W_OK, effective_ids=True):
         return (
             f"user {user} cannot write in the directory {directory}: give it to that "
             f"user (chown {user} {directory}), or set database.path to a place it can write"
