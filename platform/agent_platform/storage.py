@@ -87,8 +87,9 @@ def failed(error):
             f"The database {database.database} cannot take writes: {CAUSES[cause]}. "
             f"Requests that write answer 503 {StorageUnavailable.code} until it can: "
             f"{_ADVICE[cause]} (no restart needed).",
-            # A connection is not the worse for a full disk; closing them all
-            # would only have SQLite check its log into a file that cannot grow.
+            # A full disk leaves connections sound. Closed, the last one would
+            # check the log into the database and delete it, freeing space
+            # for a moment: writes would flap between failing and working.
             spends=cause != FULL,
         )
     return cause
