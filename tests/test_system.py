@@ -61,3 +61,4 @@ def test_degraded_when_the_database_fails(client, app):
     response = client.get("/v1/health")
     assert response.status_code == 503
     assert response.get_json()["status"] == "degraded"
+    assert response.get_json()["reason"] == "the database does not answer"

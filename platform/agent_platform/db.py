@@ -11,9 +11,18 @@ connection closes), and even checking one out of the pool and back in costs
 about 57 k instructions, 7% of a small request: so a request's thread keeps
 its connection for its next request (`end_request`) unless a transaction is
 open on it, and a thread that ends hands its connection back (`_Lease`).
+
+A write that fails for want of storage (see storage.py) is an incident,
+which the log tells once when it starts and once when writes work again.
+While one goes on because the file is read-only, no connection is reused:
+SQLite keeps a connection it opened on a read-only file read-only for good,
+and reused, it would fail long after the file is writable again.
 """
 
+import logging
 import sqlite3
+import threading
+import time
 import unicodedata
 from datetime import datetime
 
@@ -21,6 +30,7 @@ from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
 
+log = logging.getLogger("agent_platform.db")
 _last_time = (None, None)  # the last time bound, and its stored form
 
 
@@ -81,6 +91,79 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         """Return a connection whose thread is gone to the pool."""
         super()._close(connection)
 
+    _incident_lock = threading.Lock()
+
+    def init(self, *args, **kwargs):
+        # A storage incident (see storage_failed), which a new configuration
+        # starts without: since when writes fail (time.time()), and the
+        # connections not to reuse: those open until then, or every one.
+        self.storage_failing_since, self.spent_until, self.spending = None, 0.0, False
+        super().init(*args, **kwargs)
+
+    def _is_stale(self, timestamp):
+        # Asked as a connection leaves the pool and as it comes back.
+        return self.spending or timestamp <= self.spent_until or super()._is_stale(timestamp)
+
+    def is_spent(self):
+        """Whether this thread's connection is not to be kept for its next use."""
+        if self.spending:
+            return True
+        if not self.spent_until:
+            return False
+        held = self._in_use.get(self.conn_key(self._state.conn))
+        return held is not None and held.timestamp <= self.spent_until
+
+    def storage_failed(self, report, spends=True):
+        """A write failed for want of storage: `report` is logged if it
+        starts an incident. A failure that `spends` connections (a read-only
+        file) has none reused of those open now or opened until writes work
+        again, as SQLite keeps one it opened read-only read-only for good."""
+        now = time.time()
+        with self._incident_lock:
+            starts = self.storage_failing_since is None
+            if starts:
+                self.storage_failing_since = now
+            if spends:
+                self.spent_until, self.spending = now, True
+        if starts:
+            log.error(report)
+
+    def writes_work(self):
+        """A write has reached the disk: an incident, if any, is over."""
+        with self._incident_lock:
+            since, self.storage_failing_since = self.storage_failing_since, None
+            self.spending = False
+        if since is not None:
+            log.info(
+                "The database %s takes writes again, after %.0f s.",
+                self.database,
+                time.time() - since,
+            )
+
+    def begin(self, *args, **kwargs):
+        super().begin(*args, **kwargs)
+        if self.storage_failing_since is not None:
+            self._state.changes_at_begin = self._state.conn.total_changes
+
+    def commit(self):
+        super().commit()
+        if self.storage_failing_since is not None and self._changed_rows():
+            self.writes_work()
+
+    def _changed_rows(self):
+        """Whether the transaction just committed changed rows (begun while
+        writes were failing): only that proves writes work again, as one
+        that only read commits on a full disk too."""
+        began, self._state.changes_at_begin = getattr(self._state, "changes_at_begin", None), None
+        return began is not None and self._state.conn.total_changes != began
+
+    def rollback(self):
+        # SQLite ends a transaction itself when its COMMIT fails on a full
+        # disk or an I/O error: a ROLLBACK then failed with "cannot rollback
+        # - no transaction is active", a second traceback hiding the first.
+        if self.is_closed() or self.connection().in_transaction:
+            super().rollback()
+
 
 database = _ThreadPooledSqliteDatabase(
     None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600
@@ -104,8 +187,10 @@ def end_request():
     """At the end of a request its thread keeps its connection for the next
     one, outside any transaction: a connection left inside one goes back to
     the pool, which rolls it back, so no snapshot or write lock outlives the
-    request."""
-    if not database.is_closed() and database.connection().in_transaction:
+    request. (So does one spent by a storage failure, which the pool closes.)"""
+    if database.is_closed():
+        return
+    if database.connection().in_transaction or database.is_spent():
         database.close()
 
 

@@ -56,3 +56,18 @@ class PayloadTooLarge(ApiError):
 class RateLimited(ApiError):
     status = 429
     code = "RATE_LIMIT_EXCEEDED"
+
+
+class StorageUnavailable(ApiError):
+    """The database cannot take writes (a full disk, a read-only file): the
+    operator's to fix, after which the same request succeeds."""
+
+    status = 503
+    code = "STORAGE_UNAVAILABLE"
+    retry_after_seconds = 30
+
+    def __init__(self, cause):
+        super().__init__(
+            f"The service cannot store anything just now ({cause}); try again later.",
+            headers={"Retry-After": str(self.retry_after_seconds)},
+        )

@@ -9,6 +9,7 @@ import logging
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from . import storage
 from .db import database
 
 log = logging.getLogger("agent_platform.scheduler")
@@ -63,8 +64,11 @@ def _in_app_context(app, func):
         with app.app_context():
             try:
                 func()
-            except Exception:
-                log.exception("job %s failed", func.__name__)
+            except Exception as error:
+                # A full or read-only disk is logged once (storage.py); the
+                # job's work waits for its next run.
+                if storage.failed(error) is None:
+                    log.exception("job %s failed", func.__name__)
             finally:
                 if not database.is_closed():
                     database.close()

@@ -19,8 +19,9 @@ from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .schemas.common import Bare, BareSchema
 
-# Errors any authenticated operation can answer, documented on every one.
-AUTH_ERRORS = (401, 403, 413, 429, 500)
+# Errors any authenticated operation can answer, documented on every one
+# (503: the database cannot take writes, a full or read-only disk).
+AUTH_ERRORS = (401, 403, 413, 429, 500, 503)
 # The "scope" of operations any valid key may call (GET /v1/me).
 ANY_SCOPE = "*"
 # The two ways a key is presented (securitySchemes of the OpenAPI document).

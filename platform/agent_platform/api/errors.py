@@ -5,6 +5,7 @@ import logging
 from flask import current_app, g, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from .. import storage
 from ..errors import PayloadTooLarge
 
 log = logging.getLogger("agent_platform.api")
@@ -42,9 +43,13 @@ def handle_http_exception(error):
 
 
 def handle_unexpected(error):
-    """A bug: logged with the request id, answered without any internals."""
+    """A bug: logged with the request id, answered without any internals.
+    A database that cannot take writes is no bug: 503, logged once (storage.py)."""
     if isinstance(error, HTTPException):
         return handle_http_exception(error)
+    unavailable = storage.unavailable(error)
+    if unavailable is not None:
+        return handle_api_error(unavailable)
     log.exception("unhandled error in request %s", g.get("request_id"))
     message = (
         f"An unexpected error occurred. Quote request id {g.get('request_id')} when reporting it."

@@ -83,7 +83,7 @@ class WhatsAppCallback(MethodView):
     @blp.public
     @blp.response(200, ReceivedSchema)
     @blp.doc(requestBody=EVENTS_BODY)
-    @blp.errors(400, 401, 404, 413, 429)
+    @blp.errors(400, 401, 404, 413, 429, 503)
     def post(self, channel_id):
         """WhatsApp events (messages, statuses, notices), signed with the app secret"""
         signature, bound = request.headers.get("X-Hub-Signature-256"), _bound(current_app)
@@ -105,7 +105,7 @@ class ChannelCallback(MethodView):
     @blp.public
     @blp.response(200, ReceivedSchema)
     @blp.doc(requestBody=CALLBACK_BODY)
-    @blp.errors(400, 401, 404, 413, 429)
+    @blp.errors(400, 401, 404, 413, 429, 503)
     def post(self, channel_type, channel_id):
         """A network's callback for a channel of another type (Telegram), checked by its adapter"""
         adapter = adapters.adapter_for(channel_type)

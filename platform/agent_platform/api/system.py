@@ -14,14 +14,16 @@ blp = ApiBlueprint("system", __name__, url_prefix="", description="Health and ke
 class Health(MethodView):
     @blp.public
     @blp.response(200, HealthSchema)
-    @blp.alt_response(503, schema=HealthSchema, description="Maintenance or degraded")
+    @blp.alt_response(
+        503, schema=HealthSchema, description="Maintenance, or degraded (reason says why)"
+    )
     def get(self):
         """Check that the service works (no key needed)"""
-        status, timestamp = system.health(current_app.config["MAINTENANCE"])
-        return {
-            "status": status,
-            "timestamp": timestamp,
-        }, 200 if status == "ok" else 503
+        status, timestamp, reason = system.health(current_app.config["MAINTENANCE"])
+        body = {"status": status, "timestamp": timestamp}
+        if reason:
+            body["reason"] = reason
+        return body, 200 if status == "ok" else 503
 
 
 @blp.route("/me")

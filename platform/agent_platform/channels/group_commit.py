@@ -3,6 +3,7 @@ transaction (see GroupCommit). Used by the WhatsApp and Telegram intakes."""
 
 import threading
 
+from .. import storage
 from ..db import transaction
 
 
@@ -52,6 +53,7 @@ class GroupCommit:
             with transaction():
                 for unit in batch:
                     unit.execute()
+                    _abort_on_storage_failure(unit)
         except Exception as error:  # the COMMIT itself failed: nothing was stored
             for unit in batch:
                 unit.result, unit.error = None, error
@@ -68,6 +70,15 @@ class GroupCommit:
                     unit.wake.set()
             if successor is not None:
                 successor.wake.set()
+
+
+def _abort_on_storage_failure(unit):
+    """A full or read-only disk fails the whole transaction: SQLite may have
+    rolled it back already, and the units after it would be committed one
+    statement at a time. Every POST of the batch then fails (503), and its
+    network sends it again."""
+    if unit.error is not None and storage.cause_of(unit.error):
+        raise unit.error
 
 
 class _Unit:

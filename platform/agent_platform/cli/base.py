@@ -1,12 +1,13 @@
 """The `agent-platform` group and what every command shares: --config, an app
 built from it, the database check, output."""
 
+import contextlib
 import functools
 import json
 
 import click
 
-from .. import __version__, create_app
+from .. import __version__, create_app, storage
 from ..config import CONFIG_FILE_ENV, ConfigError, load_config, resolve_path
 from ..db import database
 from ..errors import ApiError
@@ -33,18 +34,19 @@ def with_app(overrides=None, migrate=True, creates_database=False):
         @functools.wraps(command)
         def wrapper(config_path, **options):
             settings = overrides(**options) if overrides else None
-            app = _build_app(config_path, settings, creates_database)
-            with app.app_context():
-                try:
-                    if migrate:
-                        report_migrations(apply_migrations())
-                    return command(app, **options)
-                except ApiError as error:
-                    raise click.ClickException(error.message) from error
-                except ConfigError as error:  # e.g. the key of stored secrets
-                    raise click.ClickException(str(error)) from error
-                finally:
-                    database.close()
+            with _usable_storage():
+                app = _build_app(config_path, settings, creates_database)
+                with app.app_context():
+                    try:
+                        if migrate:
+                            report_migrations(apply_migrations())
+                        return command(app, **options)
+                    except ApiError as error:
+                        raise click.ClickException(error.message) from error
+                    except ConfigError as error:  # e.g. the key of stored secrets
+                        raise click.ClickException(str(error)) from error
+                    finally:
+                        database.close()
 
         return wrapper
 
@@ -55,6 +57,22 @@ class BadConfiguration(click.ClickException):
     """A configuration that cannot be used: status 2, as for a usage error."""
 
     exit_code = 2
+
+
+@contextlib.contextmanager
+def _usable_storage():
+    """A database, directory or serving lock that the disk refuses (read-only,
+    full, not writable by this user, a file where a directory should be):
+    status 2 and one line naming the path and what to do, no traceback."""
+    try:
+        yield
+    except click.ClickException:
+        raise
+    except Exception as error:
+        problem = storage.startup_problem(error, database.database)
+        if problem is None:
+            raise
+        raise BadConfiguration(problem) from error
 
 
 def _build_app(config_path, settings, creates_database):

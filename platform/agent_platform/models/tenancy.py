@@ -5,6 +5,7 @@ from functools import lru_cache
 
 from peewee import SQL, BooleanField, CharField, ForeignKeyField
 
+from .. import storage
 from .base import BaseModel, JSONField, TimestampedModel, UtcDateTimeField, utcnow
 from .fastsql import fetch_one
 
@@ -156,8 +157,14 @@ class ApiKey(TimestampedModel):
         return query.execute()
 
     def touch(self, now):
-        """Record use without rewriting updated_at (that tracks edits)."""
-        ApiKey.update(last_used_at=now).where(ApiKey.id == self.id).execute()
+        """Record use without rewriting updated_at (that tracks edits). Not
+        while the database cannot take writes: a read does not fail for it."""
+        try:
+            ApiKey.update(last_used_at=now).where(ApiKey.id == self.id).execute()
+        except Exception as error:
+            if storage.failed(error) is None:
+                raise
+            return
         self.last_used_at = now
 
 

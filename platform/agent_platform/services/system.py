@@ -2,12 +2,13 @@
 
 import logging
 
-from ..db import database
+from .. import storage
 from ..models import RuntimeFlag
 from ..models.base import utcnow
 
 log = logging.getLogger("agent_platform.health")
 MAINTENANCE_FLAG = "maintenance"
+CANNOT_WRITE = "the database cannot take writes: "
 
 
 def set_maintenance(enabled):
@@ -15,22 +16,23 @@ def set_maintenance(enabled):
 
 
 def health(maintenance_configured, now=None):
-    """(status, timestamp): ok, maintenance or degraded."""
+    """(status, timestamp, reason): ok or maintenance, or degraded and why."""
     timestamp = (now or utcnow()).isoformat(timespec="seconds") + "Z"
     try:
         in_maintenance = maintenance_configured or RuntimeFlag.is_on(MAINTENANCE_FLAG)
-        _probe_write()
-    except Exception:
-        log.exception("health check: the database does not answer")
-        return "degraded", timestamp
-    return ("maintenance" if in_maintenance else "ok"), timestamp
+        cause = storage.writes_problem()
+    except Exception as error:
+        return "degraded", timestamp, _failure(error)
+    if cause:
+        return "degraded", timestamp, CANNOT_WRITE + cause
+    return ("maintenance" if in_maintenance else "ok"), timestamp, None
 
 
-def _probe_write():
-    """Take the write lock and write, then roll back: proves writes work
-    without changing anything."""
-    with database.atomic() as txn:
-        RuntimeFlag.update(is_enabled=RuntimeFlag.is_enabled).where(
-            RuntimeFlag.id == MAINTENANCE_FLAG
-        ).execute()
-        txn.rollback()
+def _failure(error):
+    """Why the health check failed: a file that cannot be opened, say (logged
+    once, in storage.py), or something else, logged each time."""
+    cause = storage.failed(error)
+    if cause is not None:
+        return CANNOT_WRITE + storage.CAUSES[cause]
+    log.exception("health check: the database does not answer")
+    return "the database does not answer"

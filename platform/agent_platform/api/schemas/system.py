@@ -7,6 +7,12 @@ from .rendered import RenderedSchema
 class HealthSchema(BareSchema):
     status = fields.String(metadata={"enum": ["ok", "maintenance", "degraded"]})
     timestamp = fields.String(metadata={"description": "ISO 8601 time of the check"})
+    reason = fields.String(
+        metadata={
+            "description": "Only when degraded: why, e.g. "
+            '"the database cannot take writes: the disk is full"'
+        }
+    )
 
 
 class KeyInfoSchema(RenderedSchema):

@@ -21,6 +21,7 @@ import hmac
 import logging
 import re
 
+from ... import storage
 from ...db import transaction
 from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
@@ -116,6 +117,8 @@ def _applied(channel, item, now):
     try:
         return APPLY[type(item)](channel, item, now)
     except Exception as error:
+        if storage.cause_of(error):
+            raise  # nothing is stored: 503, and Meta sends the callback again
         log.exception("WhatsApp item not stored on channel %s", channel.id)
         payload = {
             "reason": f"{type(error).__name__}: {error}",
