@@ -220,9 +220,10 @@ class SmtpSink:
     AUTH (without TLS, on loopback) takes the `accounts` {user: password};
     `logins` lists the users that logged in."""
 
-    def __init__(self, accounts=None, tls=None, cert_path=None):
+    def __init__(self, accounts=None, tls=None, cert_path=None, smtputf8=False):
         """`tls`: None (plain), "starttls" or "ssl", with the certificate at
-        `cert_path` (see certificate())."""
+        `cert_path` (see certificate()); `smtputf8`: the server offers SMTPUTF8
+        (addresses that are not ASCII)."""
         self.received, self.lock, self._refusals, self.logins = [], threading.Lock(), [], []
         self.accounts = accounts if accounts is not None else {}
         context = server_context(cert_path) if tls else None
@@ -234,6 +235,7 @@ class SmtpSink:
             auth_require_tls=False,
             ssl_context=context if tls == "ssl" else None,
             tls_context=context if tls == "starttls" else None,
+            enable_SMTPUTF8=smtputf8,
         )
         self.controller.start()
         self.port = self.controller.port

@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from dataclasses import replace
 from datetime import datetime, timedelta
-from email import message_from_bytes
+from email import message_from_bytes, policy
 
 import pytest
 import standardwebhooks
@@ -468,6 +468,32 @@ def test_failing_policy_alerts_once_by_email_and_keeps_queueing(app, caller, hoo
         webhook = Webhook.get_by_id(hook["id"])
         assert (webhook.status, webhook.consecutive_failures) == ("active", 0)
         assert webhook.last_success_at == at(10)
+    finally:
+        sink.close()
+
+
+def test_a_webhook_url_cannot_write_headers_into_the_alert(app, caller, receiver):
+    # The subject names the URL, which a workspace chose: an encoded word in it
+    # that decodes to CR LF must not become headers of the operator's mail.
+    injection = "=?utf-8?q?a=0D=0ABcc:_evil@evil.example=0D=0AReply-To:_x@evil.example?="
+    url = f"{receiver.url}/?x={injection}"
+    register(caller, url)
+    sink = SmtpSink()
+    try:
+        app.config.update(ALERTS_EMAIL="ops@example.com", SMTP_HOST="127.0.0.1")
+        app.config["SMTP_PORT"] = sink.port
+        receiver.default = Reply(500)
+        _fail_deliveries(app, caller, 3)
+        (mail,) = sink.messages
+        assert mail.rcpt_tos == ["ops@example.com"]
+        block = mail.content.split(b"\r\n\r\n", 1)[0].decode("ascii").split("\r\n")
+        names = [line.split(":", 1)[0] for line in block if line[:1] not in (" ", "\t")]
+        assert "Bcc" not in names and "Reply-To" not in names, names
+        alert = message_from_bytes(mail.content, policy=policy.default)
+        # The subject as a mail reader shows it, one line; the text has the URL as it is.
+        shown = "a Bcc: evil@evil.example Reply-To: x@evil.example"
+        assert alert["Subject"] == f"Webhook failing: {receiver.url}/?x={shown}"
+        assert url in alert.get_content()
     finally:
         sink.close()
 

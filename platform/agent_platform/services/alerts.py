@@ -1,13 +1,18 @@
 """Alert e-mails to the operator (ALERTS_EMAIL) through the configured SMTP server.
 
 With no recipient or no SMTP server configured, an alert is a warning in the
-log instead, so it is never silently lost.
+log instead, so it is never silently lost. Its headers go through
+mailheaders like the e-mail channel's: the subject (which names a webhook's
+URL, a workspace's choice) as one line of plain text, and the bytes read back
+before they are sent.
 """
 
 import logging
 import smtplib
 import ssl
-from email.message import EmailMessage
+from email.utils import getaddresses
+
+from .. import mailheaders
 
 log = logging.getLogger("agent_platform.alerts")
 
@@ -18,11 +23,18 @@ def send_alert(config, subject, text):
     if not recipient or not host:
         log.warning("ALERT (no alert e-mail configured): %s\n%s", subject, text)
         return False
-    message = EmailMessage()
-    message["From"] = config["SMTP_FROM"]
-    message["To"] = recipient
-    message["Subject"] = subject
-    message.set_content(text)
+    try:
+        message = mailheaders.new_message()
+        message["From"] = config["SMTP_FROM"]
+        message["To"] = recipient
+        message["Subject"] = mailheaders.text(subject)
+        message.set_content(text)
+        data = mailheaders.serialized(message)
+    except ValueError as error:  # UnsafeHeader: SMTP_FROM or ALERTS_EMAIL
+        log.error("ALERT could not be e-mailed to %s (%s): %s\n%s", recipient, error, subject, text)
+        return False
+    sender = getaddresses([str(message["From"])])[0][1]
+    recipients = [address for _, address in getaddresses([str(message["To"])])]
     try:
         with smtplib.SMTP(
             host, config["SMTP_PORT"], timeout=config["SMTP_TIMEOUT_SECONDS"]
@@ -31,7 +43,7 @@ def send_alert(config, subject, text):
                 smtp.starttls(context=ssl.create_default_context())
             if config.get("SMTP_USERNAME"):
                 smtp.login(config["SMTP_USERNAME"], config.get("SMTP_PASSWORD") or "")
-            smtp.send_message(message)
+            smtp.sendmail(sender, recipients, data)
     except (OSError, smtplib.SMTPException):
         log.exception("ALERT could not be e-mailed to %s: %s\n%s", recipient, subject, text)
         return False

@@ -10,6 +10,7 @@ import unicodedata
 from datetime import UTC, date, datetime
 from urllib.parse import urlsplit
 
+from .. import mailheaders
 from ..errors import ValidationError
 
 # E.164: a plus, a country code not starting with 0, at most 15 digits in all.
@@ -81,10 +82,13 @@ def _encodes(text):
 
 
 def email(value, field):
-    """An e-mail address, lower-cased (addresses are compared without case)."""
-    if not isinstance(value, str) or len(value) > 254 or not _EMAIL.match(value.strip()):
+    """An e-mail address, lower-cased (addresses are compared without case),
+    that a mail's From or To can carry as it is (mailheaders.address: no
+    quotes, commas, brackets, controls or encoded words)."""
+    address = value.strip().lower() if isinstance(value, str) and len(value) <= 254 else ""
+    if not _EMAIL.match(address) or mailheaders.address(address) is None:
         raise ValidationError(field, "must be an e-mail address such as ana@example.com")
-    return value.strip().lower()
+    return address
 
 
 def http_url(value, field):

@@ -1,5 +1,6 @@
 """The e-mail channel's side of the adapter contract (channels.adapters)."""
 
+from ... import mailheaders
 from ...db import transaction
 from ...errors import ValidationError
 from ...models.base import utcnow
@@ -30,6 +31,21 @@ def _blocked(item, field):
     return formats.email(item, field)
 
 
+def header_text(max_length):
+    """A setting written in a mail's headers (from_name): one line of plain
+    text, refused (400 naming the setting) with a line break, another control
+    character or an encoded word in it, which would otherwise fail every send."""
+    check = formats.text(max_length)
+
+    def checked(value, field):
+        problem = mailheaders.problem(check(value, field)) or formats.name_problem(value)
+        if problem:
+            raise ValidationError(field, problem[0].lower() + problem[1:].rstrip("."))
+        return value
+
+    return checked
+
+
 class EmailAdapter(EmailSender, Adapter):
     type = "email"
     order = 3
@@ -45,7 +61,7 @@ class EmailAdapter(EmailSender, Adapter):
         "imap_password": formats.text(1024),
         "imap_security": formats.one_of("ssl", "starttls", "none"),
         "from_address": formats.email,
-        "from_name": formats.text(200),
+        "from_name": header_text(200),
         "blocked_senders": blocked_senders,
     }
     secret_settings = ("smtp_password", "imap_password")

@@ -11,7 +11,12 @@ replacements.
   reads), `full_text` keeps all of it;
 - attachments: every non-text part, and any part marked as an attachment;
 - `auto`: why the mail must never be answered (auto-replies, bounces and
-  delivery reports, bulk and list mail), else None.
+  delivery reports, bulk and list mail), else None;
+- the subject and the sender's name as one line of plain text
+  (mailheaders.text: an encoded word that decodes to a line break or to
+  another encoded word is read as text, its line breaks as spaces); an
+  address only when a header could carry it back (mailheaders.address),
+  else the mail has no sender.
 """
 
 import hashlib
@@ -19,11 +24,15 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC
 from email import message_from_bytes, policy
-from email.utils import getaddresses, parsedate_to_datetime
+from email.headerregistry import AddressHeader
+from email.utils import parsedate_to_datetime
 
+from ... import mailheaders
 from . import text as mail_text
 
-_MESSAGE_ID = re.compile(r"<[^<>\s]{1,250}>")
+# Read as written (an encoded word is no part of an id), controls left out.
+_MESSAGE_ID = re.compile(r"<[^<>\s\x00-\x1f\x7f]{1,250}>")
+_UNFOLD = re.compile(r"\r\n|\r|\n")
 MAX_THREAD = 50  # ids of a thread looked up; a References header can be long
 _BULK = ("bulk", "list", "junk", "auto_reply")
 _DAEMONS = ("mailer-daemon", "postmaster")
@@ -57,14 +66,14 @@ class Mail:
 def parse(raw):
     message = message_from_bytes(raw, policy=policy.default)
     name, sender = _sender(message)
-    references = _ids(_header(message, "References"))[-MAX_THREAD:]
-    replied = _ids(_header(message, "In-Reply-To"))[:1]
+    references = _ids(_raw(message, "References"))[-MAX_THREAD:]
+    replied = _ids(_raw(message, "In-Reply-To"))[:1]
     body, is_html = _body(message)
     return Mail(
         message_id=_message_id(message, raw),
         sender=sender,
         sender_name=name,
-        subject=_header(message, "Subject").strip()[:998],
+        subject=mailheaders.text(_header(message, "Subject"), 998),
         thread=list(dict.fromkeys(replied + references[::-1]))[:MAX_THREAD],
         references=references,
         text=mail_text.stripped(body),
@@ -92,7 +101,7 @@ def _ids(value):
 
 
 def _message_id(message, raw):
-    found = _ids(_header(message, "Message-ID"))
+    found = _ids(_raw(message, "Message-ID"))
     if found and len(found[0]) <= 200:
         return found[0]
     return f"<{hashlib.sha256(raw).hexdigest()[:48]}@no-message-id>"
@@ -100,17 +109,41 @@ def _message_id(message, raw):
 
 def _sender(message):
     """(display name, lower-cased address) of From, else (None, None)."""
-    pairs = getaddresses([_header(message, "From")])
-    name, address = pairs[0] if pairs else ("", "")
-    address = address.strip().lower()
-    if "@" not in address or len(address) > 254:
+    found = _mailboxes(message, "From")[:1]
+    name, address = found[0] if found else (None, None)
+    if address is None:
         return None, None
-    return (name.strip()[:200] or None), address
+    return (mailheaders.text(name or "", 200) or None), address
 
 
 def _addresses(message, header):
-    pairs = getaddresses([_header(message, header)])
-    return [address.lower() for _, address in pairs if "@" in address][:50]
+    return [address for _, address in _mailboxes(message, header) if address][:50]
+
+
+def _mailboxes(message, header):
+    """(display name, address) of each mailbox of `header` as it came (read
+    from its raw value: a name that decodes to a line break is no reason to
+    lose the mail); the address lower-cased, None when a header could not
+    carry it as it is."""
+    try:
+        mailboxes = AddressHeader.value_parser(_raw(message, header)).all_mailboxes
+        found = [(box.display_name, box.addr_spec) for box in mailboxes]
+    except Exception:  # the email package's header parser on hostile input
+        return []
+    return [(name, _address(address)) for name, address in found]
+
+
+def _address(found):
+    """`found` (an addr-spec as parsed) lower-cased when a header can carry it, else None."""
+    return mailheaders.address(mailheaders.unescaped(found or "").strip().lower())
+
+
+def _raw(message, header):
+    """The first `header` of the mail unfolded, undecoded; "" when absent."""
+    for name, value in message.raw_items():
+        if name.lower() == header.lower():
+            return "".join(_UNFOLD.split(str(value)))
+    return ""
 
 
 def _date(message):

@@ -15,24 +15,29 @@
   on the platform's notices), so that no auto-responder answers them;
 - a text/plain part and a text/html part; a media message's file is
   attached (the platform's own /media files from MEDIA_DIR, others fetched
-  through netguard).
+  through netguard);
+- every header through mailheaders: a subject or name as one line of plain
+  text (an encoded word that decodes to a line break, a customer's or an API
+  caller's, ends as spaces), addresses and Message-IDs only when a header
+  can carry them as they are, and the bytes read back before they leave
+  (mailheaders.serialized): no header of them decodes to a line break.
 
 SMTP replies 4xx and lost connections are retryable (the send job tries
 again); 5xx are permanent: the message fails with the server's reason.
 Called by the send job, outside any transaction; nothing here writes.
 """
 
+import logging
 import mimetypes
 import re
 import smtplib
-from email.message import EmailMessage
-from email.utils import formataddr, formatdate
+from email.utils import formatdate
 from urllib.parse import urlsplit
 
 import requests
 from flask import current_app
 
-from ... import netguard
+from ... import mailheaders, netguard
 from ...models import Contact, Message
 from ...models.fastsql import scalar
 from ...services import media
@@ -40,17 +45,24 @@ from ..senders import SendError, SendResult
 from . import servers
 from .text import to_html
 
+log = logging.getLogger("agent_platform.email")
 MAX_REFERENCES = 20
 # What no person wrote: the agent's answers, the platform's own notices.
 AUTOMATIC = {"agent": "auto-replied", "system": "auto-generated"}
+_MIME_TYPE = re.compile(r"[a-z]+/[A-Za-z0-9.+-]+")
 _RE = re.compile(r"^\s*((re|aw|sv|fw|fwd|res|enc)\s*(\[\d+\])?\s*:\s*)+", re.IGNORECASE)
 
 
 class EmailSender:
     def send(self, channel, message):
-        mail = compose(channel, message)
-        _delivered(channel.settings, mail)
-        header = {name.lower().replace("-", "_"): mail[name] for name in _KEPT if mail[name]}
+        try:
+            mail = compose(channel, message)
+            _delivered(channel.settings, mail)
+        except mailheaders.UnsafeHeader as error:
+            # Not met with the values mailheaders makes; kept from the wire.
+            log.error("message %s not sent: %s", message.id, error)
+            raise SendError("UNSAFE_HEADER", f"The mail was not sent: {error}") from None
+        header = {name.lower().replace("-", "_"): str(mail[name]) for name in _KEPT if mail[name]}
         header["references"] = (mail["References"] or "").split()
         return SendResult(external_id=mail["Message-ID"], metadata={"email": header})
 
@@ -61,9 +73,11 @@ _KEPT = ("Message-ID", "Subject", "To", "In-Reply-To")
 def compose(channel, message):
     """The EmailMessage that carries `message` on `channel`."""
     settings, anchor = channel.settings, _anchor(message)
-    mail = EmailMessage()
-    mail["From"] = formataddr((settings.get("from_name") or "", settings["from_address"]))
-    mail["To"] = recipient(channel, message)
+    # Each value below is made safe by mailheaders, and the policy refuses
+    # (UnsafeHeader) whatever would still carry a line break.
+    mail = mailheaders.new_message()
+    mail["From"] = mailheaders.mailbox("From", settings["from_address"], settings.get("from_name"))
+    mail["To"] = mailheaders.mailbox("To", recipient(channel, message))
     mail["Subject"] = subject(settings, message, anchor)
     mail["Date"] = formatdate(usegmt=True)
     mail["Message-ID"] = f"<{message.id}@{settings['from_address'].rsplit('@', 1)[1]}>"
@@ -71,9 +85,10 @@ def compose(channel, message):
         # RFC 3834: auto-responders (a vacation reply, another agent) do
         # not answer it, so two of them never write to each other forever.
         mail["Auto-Submitted"] = AUTOMATIC[message.sender_type]
-    if anchor is not None:
-        mail["In-Reply-To"] = anchor.external_id
-        mail["References"] = " ".join(_references(anchor))
+    replied = mailheaders.message_id(anchor.external_id) if anchor is not None else None
+    if replied:
+        mail["In-Reply-To"] = replied
+        mail["References"] = " ".join(_references(anchor, replied))
     text = message.text or message.caption or ""
     mail.set_content(text)
     mail.add_alternative(to_html(text), subtype="html")
@@ -117,31 +132,35 @@ def _email(message):
     return found if isinstance(found, dict) else {}
 
 
-def _references(anchor):
-    kept = [ref for ref in _email(anchor).get("references") or [] if isinstance(ref, str)]
-    return [*kept, anchor.external_id][-MAX_REFERENCES:]
+def _references(anchor, replied):
+    """The anchor's References and its Message-ID: those a header can carry."""
+    kept = [mailheaders.message_id(ref) for ref in _email(anchor).get("references") or []]
+    return [*(ref for ref in kept if ref), replied][-MAX_REFERENCES:]
 
 
 def subject(settings, message, anchor):
+    """One line of plain text (mailheaders.text): whatever the subject was
+    made of, no line break, and no encoded word that decodes to one."""
     given = (message.metadata or {}).get("subject")
-    if isinstance(given, str) and given.strip():
-        return _one_line(given)
+    given = mailheaders.text(given) if isinstance(given, str) else ""
+    if given:
+        return given
     before = _email(anchor).get("subject") if anchor is not None else None
-    if isinstance(before, str) and before.strip():
-        return f"Re: {_one_line(_RE.sub('', before))}".rstrip()
-    return f"Message from {settings.get('from_name') or settings['from_address']}"
-
-
-def _one_line(text):
-    return " ".join(text.split())[:900]
+    before = mailheaders.text(before) if isinstance(before, str) else ""
+    if before:
+        return mailheaders.text(f"Re: {_RE.sub('', before)}")
+    name = mailheaders.text(settings.get("from_name") or "", 200)
+    return mailheaders.text(f"Message from {name or settings['from_address']}")
 
 
 def _attach(mail, message):
     data = _media_bytes(message.media_url)
-    mime = message.media_mime_type or mimetypes.guess_type(message.media_url)[0]
-    maintype, _, subtype = (mime or "application/octet-stream").partition("/")
-    name = urlsplit(message.media_url).path.rsplit("/", 1)[-1] or "attachment"
-    mail.add_attachment(data, maintype=maintype, subtype=subtype or "octet-stream", filename=name)
+    mime = message.media_mime_type or mimetypes.guess_type(message.media_url)[0] or ""
+    if not _MIME_TYPE.fullmatch(mime):  # it is written in the part's Content-Type
+        mime = "application/octet-stream"
+    maintype, _, subtype = mime.partition("/")
+    name = mailheaders.text(urlsplit(message.media_url).path.rsplit("/", 1)[-1], 255)
+    mail.add_attachment(data, maintype=maintype, subtype=subtype, filename=name or "attachment")
 
 
 def _media_bytes(url):
@@ -188,7 +207,7 @@ def _delivered(settings, mail):
             error.code, error.title, error.as_dict()["details"], error.retryable
         ) from None
     try:
-        connection.send_message(mail)
+        _handed(connection, mail)
     except smtplib.SMTPRecipientsRefused as error:
         code, said = next(iter(error.recipients.values()))
         raise _refusal(code, said, "recipient") from None
@@ -201,6 +220,23 @@ def _delivered(settings, mail):
         raise SendError("SMTP_UNREACHABLE", title, None, True) from None
     finally:
         _quit(connection)
+
+
+def _handed(connection, mail):
+    """SMTP gets the bytes mailheaders.serialized read back, with the envelope
+    of From and To (never addresses read out of other headers); SMTPUTF8 when
+    an address is not ASCII."""
+    sender, recipient = mail["From"].email, mail["To"].email
+    options = ()
+    connection.ehlo_or_helo_if_needed()
+    if not (sender + recipient).isascii():
+        if not connection.has_extn("smtputf8"):
+            raise smtplib.SMTPNotSupportedError(
+                "an address is not ASCII, and the server does not offer SMTPUTF8"
+            )
+        options = ("SMTPUTF8", "BODY=8BITMIME")
+    data = mailheaders.serialized(mail, utf8=bool(options))
+    connection.sendmail(sender, [recipient], data, options)
 
 
 def _refusal(code, said, what):
