@@ -2,6 +2,7 @@
 message, stored once, in its thread, with its text and attachments; mail the
 agent must never answer is logged and left alone."""
 
+import errno
 import json
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from agent_platform.services import replies
 from conversations_helpers import data, events, make_contact
 from email_helpers import *  # noqa: F403  (the fixtures)
 from email_helpers import CUSTOMER, PUBLIC_URL, email_channel, mail, poll
+from test_storage import fill, tmpfs
 
 
 @pytest.fixture
@@ -307,3 +309,22 @@ def test_a_mail_that_answers_nothing_stored_follows_the_fallback(caller, channel
     deliver(dovecot, mailbox, mail("quarto", sender="caio@customer.example"))
     poll(channel["id"])
     assert stored()[-1].conversation_id != first.conversation_id
+
+
+def test_a_mail_met_by_a_full_disk_is_read_again_once_there_is_room(
+    app, tmp_path, channel, dovecot, mailbox
+):
+    """The database has room but the media files' disk has none: the mail
+    is neither stored nor skipped for good, and the next poll stores it."""
+    deliver(dovecot, mailbox, mail("Do you open on Sunday?", subject="Hours"))
+    with tmpfs(tmp_path / "small") as disk:
+        app.config["MEDIA_DIR"] = str(disk)
+        fill(disk)
+        with pytest.raises(OSError) as full:
+            poll(channel["id"])
+        assert full.value.errno == errno.ENOSPC
+        assert stored() == [] and skipped(channel["id"]) == []
+        assert not [e for e in ChannelEvent.of_channel(channel["id"]) if e.kind == "item_failed"]
+        (disk / "filler").unlink()
+        assert poll(channel["id"]) == 1
+    assert [message.text for message in stored()] == ["Do you open on Sunday?"]

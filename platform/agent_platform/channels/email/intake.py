@@ -23,6 +23,7 @@ included) and the original's URL.
 
 import logging
 
+from ... import storage
 from ...db import transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
@@ -49,6 +50,10 @@ def store(channel, uidvalidity, uid, raw, now=None):
             return outcome
     except Exception as error:
         _forget(written)
+        if storage.cause_of(error):
+            # A full or read-only disk ends: the mailbox stays where it was,
+            # and the next poll reads this mail again (skipping it would lose it).
+            raise
         return _failed(channel, uidvalidity, uid, error, now)
 
 
