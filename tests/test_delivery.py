@@ -2,6 +2,7 @@
 failure policies, alerts, leases, ordering, retention."""
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -443,13 +444,22 @@ def _fail_deliveries(app, caller, count, start=0):
     delivery.deliver_due(now=at(start + count))
 
 
-def test_failing_policy_alerts_once_by_email_and_keeps_queueing(app, caller, hook, receiver):
+@contextlib.contextmanager
+def alerted(app, caller, receiver):
+    """An SMTP server for the alerts, once the webhook failed three times."""
     sink = SmtpSink()
     try:
         app.config.update(ALERTS_EMAIL="ops@example.com", SMTP_HOST="127.0.0.1")
         app.config["SMTP_PORT"] = sink.port
         receiver.default = Reply(500)
         _fail_deliveries(app, caller, 3)
+        yield sink
+    finally:
+        sink.close()
+
+
+def test_failing_policy_alerts_once_by_email_and_keeps_queueing(app, caller, hook, receiver):
+    with alerted(app, caller, receiver) as sink:
         webhook = Webhook.get_by_id(hook["id"])
         assert (webhook.status, webhook.is_active, webhook.consecutive_failures) == (
             "failing",
@@ -468,8 +478,6 @@ def test_failing_policy_alerts_once_by_email_and_keeps_queueing(app, caller, hoo
         webhook = Webhook.get_by_id(hook["id"])
         assert (webhook.status, webhook.consecutive_failures) == ("active", 0)
         assert webhook.last_success_at == at(10)
-    finally:
-        sink.close()
 
 
 def test_a_webhook_url_cannot_write_headers_into_the_alert(app, caller, receiver):
@@ -478,12 +486,7 @@ def test_a_webhook_url_cannot_write_headers_into_the_alert(app, caller, receiver
     injection = "=?utf-8?q?a=0D=0ABcc:_evil@evil.example=0D=0AReply-To:_x@evil.example?="
     url = f"{receiver.url}/?x={injection}"
     register(caller, url)
-    sink = SmtpSink()
-    try:
-        app.config.update(ALERTS_EMAIL="ops@example.com", SMTP_HOST="127.0.0.1")
-        app.config["SMTP_PORT"] = sink.port
-        receiver.default = Reply(500)
-        _fail_deliveries(app, caller, 3)
+    with alerted(app, caller, receiver) as sink:
         (mail,) = sink.messages
         assert mail.rcpt_tos == ["ops@example.com"]
         block = mail.content.split(b"\r\n\r\n", 1)[0].decode("ascii").split("\r\n")
@@ -494,8 +497,6 @@ def test_a_webhook_url_cannot_write_headers_into_the_alert(app, caller, receiver
         shown = "a Bcc: evil@evil.example Reply-To: x@evil.example"
         assert alert["Subject"] == f"Webhook failing: {receiver.url}/?x={shown}"
         assert url in alert.get_content()
-    finally:
-        sink.close()
 
 
 def test_failing_policy_without_email_logs_the_alert(app, caller, hook, receiver, caplog):

@@ -4,15 +4,14 @@ CLI, never a key of another workspace. (That they share their root's rate
 limit: test_ratelimit.py.)"""
 
 import json
-import sqlite3
 
 import pytest
 from click.testing import CliRunner
 
 from agent_platform.cli import main
-from agent_platform.migrate import migration_files, statements
 from agent_platform.models import ApiKey
 from conftest import Caller, assert_error
+from test_permissions import migrated_up_to
 
 
 def mint(parent, name, scopes=("agents:read", "permissions:write", "permissions:read")):
@@ -160,23 +159,5 @@ def test_revoking_a_key_through_the_cli_revokes_what_it_minted(app, caller, tree
 
 
 def test_migration_0019_leaves_existing_keys_roots(tmp_path):
-    connection = sqlite3.connect(tmp_path / "old.db")
-    files = migration_files()
-    for path in [path for path in files if path.name < "0019"]:
-        for statement in statements(path.read_text()):
-            connection.execute(statement)
-    connection.execute(
-        "INSERT INTO company (id, name, created_at, updated_at) VALUES ('c', 'C', 0, 0)"
-    )
-    connection.execute(
-        "INSERT INTO workspace (id, company_id, name, created_at, updated_at) "
-        "VALUES ('w', 'c', 'W', 0, 0)"
-    )
-    connection.execute(
-        "INSERT INTO api_key (id, workspace_id, name, lookup_id, key_hash, scopes, "
-        "created_at, updated_at) VALUES ('k', 'w', 'admin', 'l', 'h', '[]', 0, 0)"
-    )
-    (ours,) = [path for path in files if path.name.startswith("0019")]
-    for statement in statements(ours.read_text()):
-        connection.execute(statement)
+    connection = migrated_up_to(tmp_path, "0019")
     assert connection.execute("SELECT parent_id, root_id FROM api_key").fetchall() == [(None, None)]

@@ -125,11 +125,12 @@ NEW = ["permissions:read", "permissions:write"]
 BEFORE = sorted(list(SCOPES)[:33])
 
 
-@pytest.mark.parametrize("held, gains", [(BEFORE, True), (["agents:read"], False)])
-def test_migration_0016_gives_keys_that_held_every_scope_the_new_ones(tmp_path, held, gains):
+def migrated_up_to(tmp_path, number, scopes="[]"):
+    """A database migrated up to migration `number`, holding one key with
+    `scopes` (JSON); then `number` itself is applied. The connection."""
     connection = sqlite3.connect(tmp_path / "old.db")
     files = migration_files()
-    for path in [path for path in files if path.name < "0016"]:
+    for path in [path for path in files if path.name < number]:
         for statement in statements(path.read_text()):
             connection.execute(statement)
     connection.execute(
@@ -142,10 +143,16 @@ def test_migration_0016_gives_keys_that_held_every_scope_the_new_ones(tmp_path, 
     connection.execute(
         "INSERT INTO api_key (id, workspace_id, name, lookup_id, key_hash, scopes, "
         "created_at, updated_at) VALUES ('k', 'w', 'admin', 'l', 'h', ?, 0, 0)",
-        (json.dumps(held),),
+        (scopes,),
     )
-    (ours,) = [path for path in files if path.name.startswith("0016")]
+    (ours,) = [path for path in files if path.name.startswith(number)]
     for statement in statements(ours.read_text()):
         connection.execute(statement)
+    return connection
+
+
+@pytest.mark.parametrize("held, gains", [(BEFORE, True), (["agents:read"], False)])
+def test_migration_0016_gives_keys_that_held_every_scope_the_new_ones(tmp_path, held, gains):
+    connection = migrated_up_to(tmp_path, "0016", json.dumps(held))
     (scopes,) = connection.execute("SELECT scopes FROM api_key").fetchone()
     assert json.loads(scopes) == (sorted(BEFORE + NEW) if gains else held)
