@@ -1,6 +1,6 @@
-"""db.end_request and the pool: a request's thread keeps its connection for
-its next request, never inside a transaction, and a thread that ends hands
-its connection back to the pool."""
+"""db.end_request and the pool: a request hands its connection back to the
+pool, which reuses it (a kept-alive connection idle under gevent holds no
+SQLite connection), and a thread that ends holding one hands it back."""
 
 import gc
 import threading
@@ -8,13 +8,14 @@ import threading
 from agent_platform.db import database
 
 
-def test_a_request_keeps_its_threads_connection_outside_any_transaction(caller):
+def test_a_request_hands_its_connection_back_to_the_pool_which_reuses_it(caller):
     assert caller.get("/v1/me").status_code == 200
-    connection = database.connection()
-    assert not connection.in_transaction
+    assert database.is_closed() and database._in_use == {}
+    [idle] = [connection for _, _, connection in database._connections]
     created = caller.post("/v1/custom-fields", json={"name": "A", "field_type": "text"})
     assert created.status_code == 201, created.get_json()
-    assert database.connection() is connection and not connection.in_transaction
+    assert database.is_closed() and database._in_use == {}
+    assert [connection for _, _, connection in database._connections] == [idle]
 
 
 def test_a_connection_left_in_a_transaction_goes_back_to_the_pool(app, caller):

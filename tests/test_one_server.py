@@ -33,7 +33,7 @@ def test_a_second_serve_on_the_same_database_is_refused(tmp_path):
         assert second.stdout == ""  # no admin key printed, nothing started
 
 
-@pytest.mark.parametrize("worker_class", ["sync", "agent_platform.workers.ApiFirstWorker"])
+@pytest.mark.parametrize("worker_class", ["sync", "agent_platform.gevent_worker.ServiceWorker"])
 def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path, worker_class):
     """The second worker cannot claim the lock and exits with status 3,
     which halts gunicorn; the threads of the API-first worker, started

@@ -22,7 +22,7 @@ import requests
 
 from conversations_helpers import WA_SETTINGS
 from test_cli import free_port
-from test_workers import children
+from test_serving import children
 from whatsapp_helpers import messages_payload, sign, text
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,11 +20,15 @@ CONFIG_FILE_ENV = ENV_PREFIX + "CONFIG"
 DEFAULTS = {
     "SERVER_HOST": "127.0.0.1",
     "SERVER_PORT": 8080,
-    "SERVER_THREADS": 4,
     "SERVER_PUBLIC_URL": None,  # derived from host and port (public_url())
     "SERVER_ACCESS_LOG": False,
     "SERVER_PROXY_HOPS": 0,
     "SERVER_TIMEOUT_SECONDS": 60,
+    "SERVER_MAX_CONNECTIONS": 1000,
+    "SERVER_MAX_CONNECTIONS_PER_ADDRESS": 100,
+    "SERVER_HEADER_TIMEOUT_SECONDS": 10,
+    "SERVER_BODY_TIMEOUT_SECONDS": 60,
+    "SERVER_KEEPALIVE_SECONDS": 20,
     "DATABASE_PATH": "data/agent_platform.db",
     "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
     "RATE_LIMIT_REQUESTS": 100,
@@ -110,6 +114,12 @@ DEFAULTS = {
     "SECRETS_KEY_FILE": None,
     "SECRETS_KEY": None,
     "APPOINTMENTS_REMINDER_POLL_SECONDS": 60.0,
+}
+
+# Keys that meant something once: named as such, not as typos.
+RETIRED = {
+    "SERVER_THREADS": "serve runs one gevent worker, where an open connection costs no "
+    "thread; server.max_connections bounds the connections served at once",
 }
 
 # Keys whose default is None, with the types a value may have.
@@ -213,6 +223,9 @@ def _read_environ(environ):
 
 def _checked(values, source):
     for key, value in values.items():
+        if key in RETIRED:
+            raise ConfigError(f"configuration key {_named(key, source)} is no longer used: "
+                              f"{RETIRED[key]}")  # fmt: skip
         if key not in DEFAULTS:
             raise ConfigError(f"unknown configuration key {_named(key, source)}")
         expected = _expected_types(key)

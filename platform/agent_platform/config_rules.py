@@ -124,6 +124,8 @@ _BY_KEY = {
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
     "SERVER_PROXY_HOPS": _at_least(0),
+    "SERVER_MAX_CONNECTIONS": _at_least(1),
+    "SERVER_MAX_CONNECTIONS_PER_ADDRESS": _at_least(0),  # 0: no cap
     # gunicorn counts the worker's start (loading the app, a few seconds on
     # a slow machine) against it; past a day nothing would be watching.
     "SERVER_TIMEOUT_SECONDS": _between(10, 86400),
@@ -131,7 +133,6 @@ _BY_KEY = {
 _BY_SUFFIX = (
     ("_SECONDS", _at_least(0.001)),
     ("_BYTES", _at_least(1)),
-    ("_THREADS", _at_least(1)),
     ("_CONCURRENCY", _at_least(1)),
     ("_BATCH", _at_least(1)),
     ("_ATTEMPTS", _at_least(1)),

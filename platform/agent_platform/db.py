@@ -5,12 +5,20 @@ points it at a file. Every write transaction is BEGIN IMMEDIATE: taking the
 write lock up front means a transaction never fails half-way with SQLITE_BUSY
 when a reader upgrades, it waits on the busy timeout instead.
 
-Connections are pooled. Opening a SQLite connection per request costs more
+Connections are pooled: opening a SQLite connection per request costs more
 than the request itself (the pragmas, and a WAL checkpoint whenever the last
-connection closes), and even checking one out of the pool and back in costs
-about 57 k instructions, 7% of a small request: so a request's thread keeps
-its connection for its next request (`end_request`) unless a transaction is
-open on it, and a thread that ends hands its connection back (`_Lease`).
+connection closes). Each request hands its connection back when it ends
+(`end_request`): under `serve`'s gevent worker a kept-alive connection is a
+greenlet that may sit idle for long, and hundreds of them must not hold
+hundreds of SQLite connections. A thread (or greenlet) that ends holding one
+hands it back too (`_Lease`).
+
+The write transactions of one process take turns on a lock of their own
+(`_WriteTurns`) before BEGIN IMMEDIATE, instead of in SQLite's busy handler:
+that handler sleeps inside the C library, and under gevent a sleep there
+stops every greenlet of the process, the one holding SQLite's lock included,
+until the busy timeout. The lock is made when the database is configured, so
+in `serve`'s worker (monkey-patched by then) it is gevent's.
 
 A write that fails for want of storage (see storage.py) is an incident,
 which the log tells once when it starts and once when writes work again.
@@ -19,6 +27,7 @@ SQLite keeps a connection it opened on a read-only file read-only for good,
 and reused, it would fail long after the file is writable again.
 """
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -26,6 +35,7 @@ import time
 import unicodedata
 from datetime import datetime
 
+from peewee import OperationalError
 from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
@@ -75,13 +85,56 @@ class _Lease:
             self.pool.check_in(self.connection)
 
 
+class _WriteTurns:
+    """This process's write transactions, one at a time (see the module's
+    docstring). Waiting longer than SQLite's busy timeout fails as SQLite
+    would ("database is locked"). The turn belongs to a connection, ended
+    when it commits, rolls back or goes back to the pool."""
+
+    def __init__(self, timeout):
+        self.lock, self.timeout, self.holder = threading.Lock(), timeout, None
+
+    def take(self, connection):
+        if not self.lock.acquire(timeout=self.timeout):
+            raise OperationalError("database is locked")
+        self.holder = connection
+
+    def end(self, connection):
+        if connection is not None and self.holder is connection:
+            self.holder = None
+            self.lock.release()
+
+    @contextlib.contextmanager
+    def turn(self, connection):
+        self.take(connection)
+        try:
+            yield
+        finally:
+            self.end(connection)
+
+
+_NO_TURN = contextlib.nullcontext()
+
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLAC", "CREATE", "DROP", "ALTER")
+
+
+def _writes(sql):
+    """Whether a statement run on its own (no transaction) takes the write lock."""
+    return sql.lstrip()[:6].upper() in _WRITES
+
+
 class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
+    write_turns = None  # a _WriteTurns, once configured
+
     def _connect(self):
         connection = super()._connect()
         self._state.lease = _Lease(self, connection)
         return connection
 
     def _close(self, connection, close_conn=False):
+        if self.write_turns is not None:  # rolled back in the pool, if open
+            self.write_turns.end(connection)
         lease = getattr(self._state, "lease", None)
         if lease is not None and lease.connection is connection:
             lease.cancel()
@@ -89,6 +142,7 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
 
     def check_in(self, connection):
         """Return a connection whose thread is gone to the pool."""
+        self.write_turns.end(connection)
         super()._close(connection)
 
     _incident_lock = threading.Lock()
@@ -99,19 +153,11 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         # connections not to reuse: those open until then, or every one.
         self.storage_failing_since, self.spent_until, self.spending = None, 0.0, False
         super().init(*args, **kwargs)
+        self.write_turns = _WriteTurns(kwargs.get("timeout") or -1)
 
     def _is_stale(self, timestamp):
         # Asked as a connection leaves the pool and as it comes back.
         return self.spending or timestamp <= self.spent_until or super()._is_stale(timestamp)
-
-    def is_spent(self):
-        """Whether this thread's connection is not to be kept for its next use."""
-        if self.spending:
-            return True
-        if not self.spent_until:
-            return False
-        held = self._in_use.get(self.conn_key(self._state.conn))
-        return held is not None and held.timestamp <= self.spent_until
 
     def storage_failed(self, report, spends=True):
         """A write failed for want of storage: `report` is logged if it
@@ -140,13 +186,25 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
                 time.time() - since,
             )
 
-    def begin(self, *args, **kwargs):
-        super().begin(*args, **kwargs)
+    def begin(self, lock_type=None):
+        deferred = (lock_type or self._lock_type) == "DEFERRED"  # a read: no turn
+        connection = self.connection()  # opened first: the turn is its
+        if not deferred:
+            self.write_turns.take(connection)
+        try:
+            super().begin(lock_type)
+        except BaseException:
+            self.write_turns.end(connection)
+            raise
         if self.storage_failing_since is not None:
             self._state.changes_at_begin = self._state.conn.total_changes
 
     def commit(self):
-        super().commit()
+        try:
+            super().commit()
+        finally:
+            if not self._state.conn.in_transaction:  # else rollback() ends it
+                self.write_turns.end(self._state.conn)
         if self.storage_failing_since is not None and self._changed_rows():
             self.writes_work()
 
@@ -161,8 +219,22 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         # SQLite ends a transaction itself when its COMMIT fails on a full
         # disk or an I/O error: a ROLLBACK then failed with "cannot rollback
         # - no transaction is active", a second traceback hiding the first.
-        if self.is_closed() or self.connection().in_transaction:
-            super().rollback()
+        try:
+            if self.is_closed() or self.connection().in_transaction:
+                super().rollback()
+        finally:
+            self.write_turns.end(self._state.conn)
+
+    def execute_sql(self, sql, params=None):
+        with self.turn_for(sql):
+            return super().execute_sql(sql, params)
+
+    def turn_for(self, sql):
+        """A write outside any transaction takes its turn for its statement
+        (see _WriteTurns); anything else goes straight on."""
+        if self.in_transaction() or not _writes(sql):
+            return _NO_TURN
+        return self.write_turns.turn(self.connection())
 
 
 database = _ThreadPooledSqliteDatabase(
@@ -184,13 +256,10 @@ def _unicode_nocase(left, right):
 
 
 def end_request():
-    """At the end of a request its thread keeps its connection for the next
-    one, outside any transaction: a connection left inside one goes back to
-    the pool, which rolls it back, so no snapshot or write lock outlives the
-    request. (So does one spent by a storage failure, which the pool closes.)"""
-    if database.is_closed():
-        return
-    if database.connection().in_transaction or database.is_spent():
+    """A request's connection goes back to the pool, which rolls back a
+    transaction left open on it, so no snapshot or write lock outlives the
+    request (and closes one spent by a storage failure)."""
+    if not database.is_closed():
         database.close()
 
 

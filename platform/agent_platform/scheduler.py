@@ -6,6 +6,7 @@ database connection, closed when the job ends.
 """
 
 import logging
+import threading
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -31,6 +32,21 @@ logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
 
 # (function, config key holding its interval in seconds); modules add theirs.
 JOBS = []
+# Set when the process is told to stop: jobs that drain a backlog (webhook
+# deliveries, replies) take no more work and release what they claimed but
+# have not started, so the process ends within its graceful timeout; leases
+# make the rest safe. (Made at import, after gevent's monkey-patching in
+# `serve`'s worker: a gevent Event there.)
+_stopping = threading.Event()
+
+
+def stop_taking_work():
+    _stopping.set()
+
+
+def stopping():
+    """Whether this process's jobs should take no more work."""
+    return _stopping.is_set()
 
 
 def job(interval_setting):

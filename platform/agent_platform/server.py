@@ -1,4 +1,4 @@
-"""Run the app: gunicorn (the API's worker, its widget process with the jobs) or Flask's.
+"""Run the app: gunicorn (one gevent worker, which also runs the jobs) or Flask's.
 
 `agent-platform serve` migrates and prints the first key with the whole app
 loaded, then replaces itself (exec) with `python -m agent_platform.server`:
@@ -36,26 +36,28 @@ class _Gunicorn(BaseApplication):
 
 
 def gunicorn_options(config):
-    """One worker process with threads: SQLite has one writer at a time anyway,
-    and one process keeps the in-memory per-key limits exact. It forks the
-    widget process, which serves the widgets and runs the jobs
-    (agent_platform.workers)."""
+    """One worker process, gevent's (agent_platform.gevent_worker): an open
+    connection costs a greenlet, not a thread, so idle, slow or streaming
+    clients hold nothing others need. One process: SQLite has one writer at
+    a time anyway, and it keeps the in-memory per-key limits exact. It runs
+    the scheduler too."""
     return {
         "bind": f"{config['SERVER_HOST']}:{config['SERVER_PORT']}",
         "workers": 1,
-        "worker_class": "agent_platform.workers.ApiFirstWorker",
-        "threads": config["SERVER_THREADS"],
+        "worker_class": "agent_platform.gevent_worker.ServiceWorker",
+        "worker_connections": config["SERVER_MAX_CONNECTIONS"],
+        "keepalive": config["SERVER_KEEPALIVE_SECONDS"],
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "loglevel": config["LOG_LEVEL"].lower(),
         "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else Logger,
-        # A process silent this long is killed and both are started anew.
+        # A worker silent this long (its loop blocked) is killed and started anew.
         "timeout": config["SERVER_TIMEOUT_SECONDS"],
         # gunicorn (25.1 on) opens a control socket at one path per user: two
         # services of one user would take it from each other, and nothing
         # here uses it.
         "control_socket_disable": True,
-        # The scheduler's threads must start after the forks (gunicorn's, the widget process's).
-        "post_worker_init": _start_worker,
+        # The scheduler's threads must start after the fork.
+        "post_worker_init": _start_jobs,
         "worker_exit": _stop_jobs,
     }
 
@@ -88,9 +90,8 @@ class _JsonLogger(Logger):
         self.access_log.info("%s %s %s", atoms["m"], atoms["U"], atoms["s"], extra=fields)
 
 
-def _start_worker(worker):
-    """Split off the widget process (agent_platform.workers), which runs
-    the scheduler; the worker serves the API."""
+def _start_jobs(worker):
+    """Start the scheduler in the worker, once its app is loaded."""
     import gc
 
     from .db import database
@@ -99,19 +100,18 @@ def _start_worker(worker):
     database.close_all()  # no SQLite connection is carried across the fork
     # The app's own objects (modules, routes, schemas, the OpenAPI document)
     # live as long as the worker: moved out of the collector's reach, a full
-    # collection no longer walks them in the middle of a request, and the two
-    # processes keep sharing their pages.
+    # collection no longer walks them in the middle of a request.
     gc.freeze()
-    if worker.split():
-        worker.jobs = build_scheduler(worker.wsgi)
-        worker.jobs.start()
+    worker.jobs = build_scheduler(worker.app.wsgi())
+    worker.jobs.start()
 
 
 def _stop_jobs(server, worker):
     """Let the jobs running finish and start no more: left to the
     interpreter's exit, the scheduler would go on handing jobs to a pool
-    already shut, and log each refusal as an error."""
-    if worker.jobs is not None:
+    already shut, and log each refusal as an error. (The jobs were told to
+    take no more work at SIGTERM, gevent_worker.ServiceWorker.handle_exit.)"""
+    if getattr(worker, "jobs", None) is not None:
         worker.jobs.shutdown()
 
 

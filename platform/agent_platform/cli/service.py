@@ -51,7 +51,7 @@ def serve(app, host, port, dev):
 @with_app()
 def worker(app):
     """Run only the background jobs (for a split web/worker setup)."""
-    from ..scheduler import build_scheduler
+    from ..scheduler import build_scheduler, stop_taking_work
 
     click.echo(f"Database: {database_path(app)}", err=True)
     database.close_all()
@@ -64,6 +64,7 @@ def worker(app):
         stop.wait()
     except KeyboardInterrupt:
         pass
+    stop_taking_work()  # a backlog is left to the leases, not drained first
     scheduler.shutdown()
 
 

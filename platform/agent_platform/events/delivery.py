@@ -87,7 +87,8 @@ def deliver_due(now=None):
     """Send every due delivery; return the number of attempts made.
 
     With `now` given (tests), every claim and attempt happens at that time;
-    otherwise at the clock's time. Returns when nothing due is left to claim.
+    otherwise at the clock's time. Returns when nothing due is left to claim,
+    or once the process stops (scheduler.stopping) and its sends in flight end.
     """
     settings = current_settings()
     config = dict(current_app.config)
@@ -97,6 +98,8 @@ def deliver_due(now=None):
         while True:
             busy = Counter(running.values())
             free, free_failing = width - busy[False], width - busy[True]
+            if scheduler.stopping():
+                free = free_failing = 0
             claimed = claim_due(now, free, settings, free_failing) if free or free_failing else []
             for group in _by_webhook(claimed):
                 running[pool.submit(_send_group, group, now, settings, config)] = group[0].failing
@@ -131,7 +134,7 @@ def _send_group(claimed, now, settings, config):
     try:
         webhook = Webhook.get_or_none(Webhook.id == claimed[0].webhook_id)
         for index, item in enumerate(claimed):
-            if webhook is None or not webhook.is_active:
+            if webhook is None or not webhook.is_active or scheduler.stopping():
                 release(claimed[index:])
                 break
             if time.monotonic() + settings.timeout + 1 >= lease_ends:

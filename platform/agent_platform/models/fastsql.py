@@ -22,7 +22,7 @@ def execute(sql, *params):
     """`database.execute_sql(sql, params)` without its per-statement debug
     logging and query hooks (the service sets none): a cursor of the
     thread's connection, raising peewee's error types all the same."""
-    with _peewee_errors:
+    with _peewee_errors, database.turn_for(sql):
         return database.cursor().execute(sql, params)
 
 

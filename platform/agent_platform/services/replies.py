@@ -100,6 +100,7 @@ def run_due_replies(now=None):
         running = set()
         while True:
             free = min(concurrency - len(running), config["REPLIES_BATCH"])
+            free = 0 if scheduler.stopping() else free
             claimed = claim(now, free, lease) if free > 0 else []
             total += len(claimed)
             running.update(pool.submit(_in_app, app, job, now) for job in claimed)

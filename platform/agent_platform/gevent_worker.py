@@ -1,0 +1,138 @@
+"""gunicorn's gevent worker, with what it lacks against slow and greedy clients.
+
+An open connection costs a greenlet, not a thread: idle, slow or streaming
+clients no longer hold the threads every other request needs. gunicorn's
+worker already closes a connection whose request (line and headers) has
+not arrived within its keepalive time, which here is two settings: a new
+connection's first request has `server.header_timeout_seconds`, a kept-alive
+one waits `server.keepalive_seconds` for its next. What gunicorn lacks is
+added here, and nothing else:
+
+- a body that does not arrive whole within `server.body_timeout_seconds` is
+  answered 408 (in the API's error format) and its connection closed;
+- no address holds more than `server.max_connections_per_address`
+  connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
+  where every connection comes from the proxy);
+- SIGTERM tells the background jobs at once to take no more work, so they
+  end within gunicorn's graceful timeout with the HTTP requests in flight.
+
+The master imports this module before the fork: it imports nothing of the app.
+"""
+
+import contextlib
+import io
+from collections import Counter
+
+import gevent
+from gevent.local import local
+from gunicorn.workers.ggevent import GeventWorker
+
+
+class BodyStalled(Exception):
+    """Raised into a body read by its deadline. An Exception, unlike
+    gevent.Timeout: gunicorn then marks the body failed and closes the
+    connection instead of looking for a next request after it."""
+
+
+class ServiceWorker(GeventWorker):
+    jobs = None  # the scheduler, which server.py starts after the fork and stops
+    header_timeout = 10.0
+    per_address = 0  # no cap
+
+    def load_wsgi(self):
+        super().load_wsgi()
+        config = getattr(self.wsgi, "config", {})  # the Flask app's
+        self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
+        if not config.get("SERVER_PROXY_HOPS"):
+            self.per_address = config.get("SERVER_MAX_CONNECTIONS_PER_ADDRESS", 0)
+        self.open_from = Counter()
+        self.waiting = {}  # connection -> (its greenlet, its Timeout) while waiting for a request
+        self._connection = local()  # this greenlet's connection
+        if "SERVER_BODY_TIMEOUT_SECONDS" in config:
+            self.wsgi = BodyDeadline(self.wsgi, config["SERVER_BODY_TIMEOUT_SECONDS"])
+
+    def handle(self, listener, client, addr):
+        """One connection, in a greenlet of its own."""
+        peer = addr[0] if isinstance(addr, tuple) else None
+        if self.per_address and peer is not None and self.open_from[peer] >= self.per_address:
+            self.log.debug("Refused a connection from %s: %d open", peer, self.open_from[peer])
+            client.close()
+            return
+        self.open_from[peer] += 1
+        self._connection.fresh, self._connection.client = True, client
+        try:
+            super().handle(listener, client, addr)
+        finally:
+            self.open_from[peer] -= 1
+            if not self.open_from[peer]:
+                del self.open_from[peer]
+
+    def timeout_ctx(self):
+        """The time a request may take to arrive (its line and headers; a
+        kept-alive connection's waiting included): closed silently past it."""
+        connection = self._connection
+        seconds = self.header_timeout if connection.fresh else self.cfg.keepalive
+        connection.fresh = False
+        return self._waiting(connection.client, seconds)
+
+    @contextlib.contextmanager
+    def _waiting(self, client, seconds):
+        try:
+            with gevent.Timeout(seconds, False) as timeout:
+                self.waiting[client] = (gevent.getcurrent(), timeout)
+                yield
+        finally:
+            self.waiting.pop(client, None)
+
+    def handle_exit(self, sig, frame):
+        if self.jobs is not None:
+            from .scheduler import stop_taking_work
+
+            stop_taking_work()
+        super().handle_exit(sig, frame)
+        # Connections waiting for a request end now, not at their timeout
+        # (the worker waits for every open connection, up to gunicorn's
+        # graceful timeout): their clients see a kept-alive connection close.
+        for greenlet, timeout in list(self.waiting.values()):
+            greenlet.kill(timeout, block=False)  # as if its time were up
+
+
+class BodyDeadline:
+    """WSGI middleware: a request's body is read whole before the app runs,
+    within `seconds`; a body that stalls is answered 408 and not read on.
+    A body larger than the app takes is left to the app, which refuses it
+    (413) without reading it; one of unknown length (chunked) is read up to
+    one byte past that limit, which the app then refuses as well."""
+
+    def __init__(self, app, seconds):
+        self.app, self.seconds = app, seconds
+        self.limit = app.config["LIMITS_MAX_BODY_BYTES"]
+
+    def __call__(self, environ, start_response):
+        size = self._readable(environ)
+        if size is None:
+            return self.app(environ, start_response)
+        try:
+            with gevent.Timeout(self.seconds, BodyStalled()):
+                body = environ["wsgi.input"].read(size)
+        except BodyStalled:
+            return self._stalled(environ, start_response)
+        environ["wsgi.input"] = io.BytesIO(body)
+        return self.app(environ, start_response)
+
+    def _readable(self, environ):
+        """How much of the body to read now; None to leave it to the app."""
+        length = environ.get("CONTENT_LENGTH", "")
+        if length.isdigit() and 0 < int(length) <= self.limit:
+            return int(length)
+        if not length and "HTTP_TRANSFER_ENCODING" in environ:
+            return self.limit + 1
+        return None
+
+    def _stalled(self, environ, start_response):
+        from .api.errors import error_response
+
+        message = f"The request body did not arrive within {self.seconds:g} s."
+        with self.app.app_context():
+            response = error_response("REQUEST_TIMEOUT", message, 408)
+        return response(environ, start_response)
