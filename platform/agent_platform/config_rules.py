@@ -123,6 +123,7 @@ _BY_KEY = {
     "CREDITS_PER_REPLY": _at_least(0),
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
+    "WIDGET_STREAMS_PER_VISITOR": _at_least(0),
     "SERVER_PROXY_HOPS": _at_least(0),
     # gunicorn counts the worker's start (loading the app, a few seconds on
     # a slow machine) against it; past a day nothing would be watching.
