@@ -31,8 +31,8 @@ ALLOWED_HEADERS = "Content-Type, X-Visitor-Token, Last-Event-ID"
 POLL_AFTER = "X-Poll-After"
 PREFIX = "/widget/"
 POLL_SUFFIX = "/api/messages"
-# An EventSource cannot send headers: the stream takes the token in its URL
-# (which the access log leaves out: it logs paths without their query).
+# An EventSource cannot send headers: the stream takes the token in its URL,
+# so access logs that keep query strings hold visitor tokens (docs/channels.md).
 STREAM_SUFFIX = "/api/events"
 # How long a browser waits before reconnecting a stream that ended (ms).
 STREAM_RETRY_MS = 2000
