@@ -140,6 +140,8 @@ class _Watch:
         got = self.subscription.next(max(timeout, 0))
         if not got or self.contact_id is not None:
             return bool(got)
+        if got != live.RESYNC and not any(c.name == "conversation.created" for c in got):
+            return False  # a visitor's first message makes their conversation: not yet
         try:
             self.contact_id = visitors.contact_id(self.channel, self.visitor)
         finally:
