@@ -51,10 +51,19 @@ splits each /v1/me and poll into the wait from its packet's arrival to the
 main thread (on a kept-alive connection), its wait for a thread, its
 handler's time, and the main thread's delay after; and gives the time from
 its arrival to its handler's end. --old-script: the widgets ignore
-X-Poll-After, as a widget.js pasted before it does.
+X-Poll-After, as a widget.js pasted before it does. --push: the widgets
+listen to the push stream (GET .../api/events, server-sent events) as
+widget.js does where it can, and never poll; each holds its stream open
+(reconnecting with Last-Event-ID when one ends), through the windows alone
+too (an open widget's idle stream is part of the quiet service), and the
+reply visible figure is from sending to the event that shows the answer.
+Today's threaded server holds a thread per open stream, so --push runs it
+with server.threads = widgets + 8 (and as a thread keeps its pooled
+database connection, of which there are 64, it cannot hold many more than
+50 widgets: a gevent server's are not held).
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
-        [--old-script] [--null] [--every 20-40] [--api-connections 16] [--api-seconds 10]
+        [--old-script | --push] [--null] [--every 20-40] [--api-connections 16] [--api-seconds 10]
         [--api-jitter 0.5]
 """
 
@@ -134,7 +143,7 @@ class Connection:
 
 class Figures:
     def __init__(self):
-        self.visible, self.polls, self.not_modified = [], 0, 0
+        self.visible, self.polls, self.not_modified, self.streams = [], 0, 0, 0
         self.errors = Counter()  # (what, status): 0 for a new connection reset
         self.awaiting = 0  # the visitors' messages not answered yet, over all widgets
 
@@ -208,6 +217,65 @@ async def widget(port, channel, figures, control, old_script, every):
         await asyncio.sleep(pace(hint, time.monotonic() < active_until))
 
 
+async def pushed_widget(port, channel, figures, control, every):
+    """A widget that listens to its stream and only writes."""
+    connection = Connection(port)
+    await asyncio.sleep(random.random() * FAST)
+    base = f"/widget/{channel}/api/"
+    _, started = await connection.request("POST", base + "session", {}, {})
+    token = started["data"]["visitor_token"]
+    waiting, count = {}, 0
+    listener = asyncio.create_task(listen(port, base, token, waiting, figures, control))
+    next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
+    while not control.stopped.is_set():
+        if not control.running.is_set():
+            paused_at = time.monotonic()
+            await control.running.wait()
+            next_send += time.monotonic() - paused_at
+            continue
+        if time.monotonic() < next_send:
+            await asyncio.sleep(min(next_send - time.monotonic(), 1))  # sees a pause or stop
+            continue
+        count += 1
+        body = {"text": QUESTION, "client_message_id": f"m{count}"}
+        headers = {"X-Visitor-Token": token}
+        status, sent = await connection.request("POST", base + "messages", headers, body)
+        if status == 201:
+            waiting[sent["data"]["id"]] = time.monotonic()
+            figures.awaiting += 1
+        else:
+            figures.errors["message", status] += 1
+        next_send = time.monotonic() + random.uniform(*every)
+    listener.cancel()
+
+
+async def listen(port, base, token, waiting, figures, control):
+    """The widget's stream, opened again whenever it ends (HTTP/1.0, so the
+    body is the events as written, not chunked)."""
+    last_id, known = None, set()
+    while not control.stopped.is_set():
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        lines = [f"GET {base}events?token={token} HTTP/1.0", "Host: bench", f"Origin: {ORIGIN}"]
+        lines += [f"Last-Event-ID: {last_id}"] if last_id else []
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        status = int((await reader.readline()).split()[1] or 0)
+        figures.streams += 1
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            pass
+        if status != 200:
+            figures.errors["stream", status] += 1
+            await asyncio.sleep(2)
+        while (line := await reader.readline()) != b"":
+            if line.startswith(b"id: "):
+                last_id = line[4:].strip().decode()
+            elif line.startswith(b"data: "):
+                messages = json.loads(line[6:])["messages"]
+                fresh = [m for m in messages if m["id"] not in known]
+                known.update(m["id"] for m in messages)
+                answered(fresh, waiting, figures)
+        writer.close()
+
+
 def pace(poll_after, active):
     """widget.js's: the server's X-Poll-After when it gives one, else its own."""
     if poll_after is not None:
@@ -245,10 +313,15 @@ def setup(service):
     return channel["id"]
 
 
-def run_widgets(port, channel, count, control, figures, old_script, every):
+def run_widgets(port, channel, count, control, figures, old_script, every, push):
     async def all_of_them():
         control.start()
-        widgets = (widget(port, channel, figures, control, old_script, every) for _ in range(count))
+        if push:
+            widgets = (pushed_widget(port, channel, figures, control, every) for _ in range(count))
+        else:
+            widgets = (
+                widget(port, channel, figures, control, old_script, every) for _ in range(count)
+            )
         await asyncio.gather(*widgets)
 
     asyncio.run(all_of_them())
@@ -354,6 +427,7 @@ def main():
     parser.add_argument("--pin", action="store_true")
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
+    parser.add_argument("--push", action="store_true", help="streams instead of polls")
     parser.add_argument("--null", action="store_true", help="the second windows alone too")
     parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
     parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me window's length")
@@ -370,9 +444,12 @@ def main():
     environ = {
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
         "AGENT_PLATFORM_WIDGET_ADDRESS_REQUESTS_PER_MINUTE": "1000000",
+        "AGENT_PLATFORM_WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE": "1000000",
         # wrk's API client must not meet the per-key limit either.
         "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
     }
+    if options.push:
+        environ["AGENT_PLATFORM_SERVER_THREADS"] = str(options.widgets + 8)
     probe_out = None
     if options.probe:
         probe_out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"widget-probe-{os.getpid()}")
@@ -397,6 +474,7 @@ def main():
                 figures,
                 options.old_script,
                 options.every,
+                options.push,
             ),
         )
         started = time.monotonic()
@@ -499,6 +577,8 @@ def report(options, figures, alone, loaded, elapsed):
         f"{loaded.seconds:.0f} s of them measured with the widgets; "
         f"a message every {low:g}-{high:g} s each"
     )
+    if options.push:
+        print(f"  pushed: {figures.streams} streams opened (none polls)")
     print(
         f"  polls while measured: {loaded.used['polls'] / loaded.seconds:.0f}/s, "
         f"{loaded.used['not_modified'] / max(loaded.used['polls'], 1):.1%} answered 204; "
@@ -508,7 +588,8 @@ def report(options, figures, alone, loaded, elapsed):
         p95 = visible[int(len(visible) * 0.95) - 1]
         print(
             f"  reply visible ({len(visible)} replies): p50 {statistics.median(visible):.2f} s, "
-            f"p95 {p95:.2f} s, max {visible[-1]:.2f} s (a poll interval, {FAST:.0f} s, included)"
+            f"p95 {p95:.2f} s, max {visible[-1]:.2f} s"
+            + ("" if options.push else f" (a poll interval, {FAST:.0f} s, included)")
         )
     count = sum(alone.latency.values()) + sum(loaded.latency.values())
     print(

@@ -278,6 +278,41 @@ def test_requests_are_limited_per_visitor_token(client, site):
     assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200
 
 
+def open_stream(client, channel_id, token, origin=SITE, headers=None):
+    """GET .../api/events as an EventSource sends it (the token in the URL),
+    closed before any event is read: what opening it answers."""
+    sent = {"Origin": origin, **(headers or {})}
+    query = f"?token={token}" if token else ""
+    url = f"/widget/{channel_id}/api/events{query}"
+    response = client.get(url, headers=sent, buffered=False)
+    response.close()
+    return response
+
+
+def test_a_stream_is_refused_as_a_poll_is(client, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    assert open_stream(client, site["id"], visitor.token).status_code == 200
+    assert_error(open_stream(client, site["id"], None), 401, "MISSING_VISITOR_TOKEN")
+    assert_error(open_stream(client, site["id"], "made-up"), 401, "INVALID_VISITOR_TOKEN")
+    elsewhere = open_stream(client, site["id"], visitor.token, origin="https://evil.example.com")
+    assert_error(elsewhere, 403, "ORIGIN_NOT_ALLOWED")
+    made_up = open_stream(client, site["id"], visitor.token, headers={"Last-Event-ID": "x/soon"})
+    assert_error(made_up, 400, "VALIDATION_ERROR", "since")
+    # A preflight lets a browser send Last-Event-ID when it reconnects.
+    preflight = visitor.call("OPTIONS", "events", headers={"Access-Control-Request-Method": "GET"})
+    assert "Last-Event-ID" in preflight.headers["Access-Control-Allow-Headers"]
+
+
+def test_opening_a_stream_counts_against_the_limits(client, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    opened = {open_stream(client, site["id"], visitor.token).status_code for _ in range(30)}
+    assert opened == {200}  # each closed at once, so the cap of 3 open streams holds
+    limited = open_stream(client, site["id"], visitor.token)
+    assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "visitor")
+
+
 def test_requests_are_limited_per_client_address(client, site):
     for _ in range(60):
         assert Visitor(client, site["id"]).call("POST", "session", {}).status_code == 200

@@ -36,6 +36,16 @@ return Array.from(host.shadowRoot.querySelectorAll(".msg." + arguments[0]), (n) 
 COST = ("How much does delivery cost?", "Delivery costs $5 within the city.")
 AREA = ("Which areas do you deliver to?", "We deliver within 10 km of the shop.")
 HOURS = ("What are your opening hours?", "We open every day from 11am to 11pm.")
+# Pasted before the snippet on the shop's page: counts the widget's polls.
+POLL_COUNTER = """<script>
+window.__polls = 0;
+var realFetch = window.fetch;
+window.fetch = function (url, options) {
+  var method = (options && options.method) || "GET";
+  if (method === "GET" && /\\/api\\/messages/.test(String(url))) window.__polls++;
+  return realFetch.apply(this, arguments);
+};
+</script>"""
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> hi'
 
 
@@ -51,7 +61,13 @@ def debounced_service(tmp_path):
     yield from served(tmp_path, debounce_seconds=2)
 
 
-def served(tmp_path, debounce_seconds):
+@pytest.fixture
+def polling_service(tmp_path):
+    """The service with push turned off (no stream per visitor): widgets poll."""
+    yield from served(tmp_path, debounce_seconds=0, streams_per_visitor=0)
+
+
+def served(tmp_path, debounce_seconds, streams_per_visitor=3):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     environ = {
@@ -60,6 +76,12 @@ def served(tmp_path, debounce_seconds):
         "AGENT_PLATFORM_SERVER_PUBLIC_URL": base,
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": str(debounce_seconds),
         "AGENT_PLATFORM_MESSAGES_SEND_POLL_SECONDS": "0.2",
+        "AGENT_PLATFORM_WIDGET_STREAMS_PER_VISITOR": str(streams_per_visitor),
+        # Each open stream holds a thread of today's server until its next
+        # write finds the page gone (a reload, another page, the browser
+        # closed), so it writes often; and a SIGTERM waits for streams.
+        "AGENT_PLATFORM_SERVER_THREADS": "16",
+        "AGENT_PLATFORM_WIDGET_STREAM_HEARTBEAT_SECONDS": "1",
     }
     with serve(["--port", str(port)], environ, port) as (base, lines):
         api = requests.Session()
@@ -285,14 +307,18 @@ def test_a_visitor_chats_with_the_agent_and_a_human(service, browser, tmp_path):
 
 @contextmanager
 def gateway(service_base, lose=b""):
-    """A reverse proxy in front of the service, as a site may put one. The
-    first message a visitor sends whose body holds `lose` reaches the
-    service and is stored, but the proxy answers it 502, as one whose wait
-    for the service ran out would: the visitor cannot tell it was stored."""
+    """A reverse proxy in front of the service, as a site may put one; it
+    buffers answers, so it refuses event streams (503). The first message a
+    visitor sends whose body holds `lose` reaches the service and is stored,
+    but the proxy answers it 502, as one whose wait for the service ran out
+    would: the visitor cannot tell it was stored."""
     failed = []
 
     class Gateway(QuietHandler):
         def forward(self):
+            if "/api/events" in self.path:  # it would hold the stream back: it refuses it
+                self.reply(503, "text/html", b"<h1>503 Service Unavailable</h1>")
+                return
             length = int(self.headers.get("Content-Length") or 0)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_HEADERS}
             body = self.rfile.read(length)
@@ -381,3 +407,51 @@ def test_a_press_sent_again_after_a_lost_answer_is_stored_once(debounced_service
     contact = [m["text"] for m in messages if m["sender_type"] == "contact"]
     assert contact == ["do you deliver?", AREA[0]]
     assert [m["text"] for m in messages].count(AREA[1]) == 1
+
+
+def trained_agent(service):
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
+    call(api, "POST", f"{base}/v1/agents/{agent}/trainings", qa, 201)
+    return agent
+
+
+def answered_by_agent_and_human(service, browser, page_url, channel):
+    """The visitor asks; the agent answers; a person takes over and writes."""
+    base, api = service
+    browser.get(page_url)
+    widget = Widget(browser)
+    widget.open()
+    widget.say(QUESTION)
+    widget.wait_for("agent", ANSWER)
+    [conversation] = call(api, "GET", f"{base}/v1/conversations?channel_id={channel}")
+    call(api, "POST", f"{base}/v1/chats/{conversation['id']}/handoff")
+    human = f"{base}/v1/conversations/{conversation['id']}/messages"
+    call(api, "POST", human, {"text": "Hi, this is Rui from the shop."}, 201)
+    widget.wait_for("human", "Hi, this is Rui from the shop.")
+    return browser.execute_script("return window.__polls")
+
+
+def test_the_reply_and_a_humans_message_are_pushed(service, browser):
+    with shop_page() as (page_url, snippet):
+        channel, pasted = website_channel(service, trained_agent(service), page_url)
+        snippet[0] = POLL_COUNTER + pasted
+        # Not one poll: the stream brought both.
+        assert answered_by_agent_and_human(service, browser, page_url, channel) == 0
+
+
+def test_with_push_turned_off_the_widget_polls(polling_service, browser):
+    service = polling_service
+    with shop_page() as (page_url, snippet):
+        channel, pasted = website_channel(service, trained_agent(service), page_url)
+        snippet[0] = POLL_COUNTER + pasted
+        assert answered_by_agent_and_human(service, browser, page_url, channel) > 0
+
+
+def test_behind_a_proxy_that_refuses_streams_the_widget_polls(service, browser):
+    base, _ = service
+    with shop_page() as (page_url, snippet), gateway(base) as (proxy, _):
+        channel, pasted = website_channel(service, trained_agent(service), page_url)
+        snippet[0] = POLL_COUNTER + pasted.replace(base, proxy)
+        assert answered_by_agent_and_human(service, browser, page_url, channel) > 0

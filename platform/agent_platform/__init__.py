@@ -14,6 +14,7 @@ def create_app(config=None, config_path=None):
     from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
+    from .events import live
     from .secretbox import configure_from
 
     # Every channel type registers itself, its secret settings and its jobs
@@ -38,5 +39,7 @@ def create_app(config=None, config_path=None):
     )
     # peewee opens the connection lazily, on a request's first query.
     app.teardown_request(lambda exc: end_request())
+    # Changes committed by a request or job wake live subscribers at once.
+    live.init_app(app)
     init_api(app)
     return app

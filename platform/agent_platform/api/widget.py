@@ -1,15 +1,18 @@
 """The website widget, served: its script, its hosted page, and the visitor
-API the script calls. Public (no API key: the page is anyone's), so it is
-bounded instead: exact-origin CORS, a rate limit per visitor token and one
-per client address, a bound on new visitors per address, small bodies. It
+API the script calls, with its push stream. Public (no API key: the page is
+anyone's), so it is bounded instead: exact-origin CORS, a rate limit per
+visitor token and one per client address, a bound on new visitors per
+address, open streams per visitor, small bodies. It
 is the widget's own protocol rather than part of the REST API for
 integrators, so it is a plain Flask blueprint left out of the OpenAPI
 document; docs/channels.md describes it."""
 
-from flask import Blueprint, Response, current_app, g, jsonify, request
+import json
+
+from flask import Blueprint, Response, current_app, g, jsonify, request, stream_with_context
 from werkzeug.wrappers import Request
 
-from ..channels.website import assets, visitors
+from ..channels.website import assets, push, visitors
 from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from .pipeline import has_body
@@ -21,12 +24,18 @@ blp = Blueprint("widget", __name__, url_prefix="/widget")
 MAX_BODY_BYTES = 16 * 1024
 # How long a browser may reuse a preflight's answer (Chromium caps it at 2 h).
 PREFLIGHT_MAX_AGE = "7200"
-ALLOWED_HEADERS = "Content-Type, X-Visitor-Token"
+# Last-Event-ID: the browser's EventSource sends it when it reconnects.
+ALLOWED_HEADERS = "Content-Type, X-Visitor-Token, Last-Event-ID"
 # A poll's answer says when to ask again (seconds); the widget's script may
 # read it across origins only when the answer names it.
 POLL_AFTER = "X-Poll-After"
 PREFIX = "/widget/"
 POLL_SUFFIX = "/api/messages"
+# An EventSource cannot send headers: the stream takes the token in its URL,
+# so access logs that keep query strings hold visitor tokens (docs/channels.md).
+STREAM_SUFFIX = "/api/events"
+# How long a browser waits before reconnecting a stream that ended (ms).
+STREAM_RETRY_MS = 2000
 # Where the fast path leaves its rate-limit verdict for the route it falls
 # back to (None: counted and allowed; else the RateLimited to raise), so a
 # request is counted once. Only the server sets environ keys without HTTP_.
@@ -101,6 +110,42 @@ def poll(channel_id):
     return response
 
 
+@blp.route("/<channel_id>/api/events")
+@public
+def events(channel_id):
+    """The poll's answers pushed as server-sent events, as they happen."""
+    config, args = current_app.config, request.args
+    resumed = request.headers.get("Last-Event-ID")
+    since, seen = push.cursor(resumed, args.get("since"), args.get("seen"))
+    slot = push.open_slot(g.widget_channel, g.visitor, config["WIDGET_STREAMS_PER_VISITOR"])
+    changes = push.follow(
+        g.widget_channel,
+        g.visitor,
+        since,
+        seen,
+        config["WIDGET_STREAM_HEARTBEAT_SECONDS"],
+        config["WIDGET_STREAM_MAX_SECONDS"],
+    )
+    response = Response(stream_with_context(_event_stream(changes)), mimetype="text/event-stream")
+    response.call_on_close(slot.release)
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+    return response
+
+
+def _event_stream(changes):
+    """Server-sent events: the reconnect delay first (it opens the stream at
+    once), then each change as the poll's `data` with its cursor as id, and
+    a comment as heartbeat."""
+    yield f"retry: {STREAM_RETRY_MS}\n\n"
+    for changed in changes:
+        if changed is None:
+            yield ": heartbeat\n\n"
+        else:
+            data = json.dumps(changed, separators=(",", ":"))
+            yield f"id: {push.event_id(changed)}\ndata: {data}\n\n"
+
+
 @blp.route("/<channel_id>/api/read", methods=["POST"])
 @public
 def read(channel_id):
@@ -123,6 +168,8 @@ def guard():
     if req.method == "OPTIONS":
         return _preflight()
     token = req.headers.get("X-Visitor-Token")
+    if token is None and req.path.endswith(STREAM_SUFFIX):
+        token = req.args.get("token")
     _count(app, req, token)
     if (req.content_length or 0) > MAX_BODY_BYTES:
         raise PayloadTooLarge(MAX_BODY_BYTES)

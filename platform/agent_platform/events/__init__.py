@@ -1,12 +1,14 @@
 """Events: raised with `emit`, stored in the outbox, delivered by a job.
 
 `emit` also queues one delivery per subscribed active webhook, in the same
-transaction: a delivery exists exactly when its event does.
+transaction: a delivery exists exactly when its event does. The outbox is
+also what live subscribers hear of (events.live).
 """
 
 from ..db import database
 from ..models import Event, fastsql
 from ..models.base import compact_json, utcnow
+from . import live
 from .catalog import EVENTS
 from .delivery import queue_event
 
@@ -39,6 +41,7 @@ def emit(workspace_id, name, data, now=None):
     event = fastsql.new(Event, values)
     if _inserted(event.__data__):
         queue_event(event)
+    live.published()
     return event
 
 

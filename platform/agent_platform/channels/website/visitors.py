@@ -2,10 +2,9 @@
 messages in through the common inbound path, and what they see of their
 conversation (nothing of any other, of other contacts or of the workspace).
 
-Replies reach the widget by polling (see `changes`): a gunicorn thread is
-held only for the few milliseconds of a poll, where a long poll or an event
-stream would hold one of the server's few threads (SERVER_THREADS, 4 by
-default) per open widget.
+Replies reach the widget pushed (push.py, server-sent events) or, where a
+browser or a proxy cannot hold a stream, polled (see `changes`): both send
+the same answers.
 """
 
 import hashlib
@@ -97,6 +96,12 @@ def is_new(channel, visitor):
     """Whether the visitor's next message makes them a contact (they have
     none yet): what the per-address bound on new visitors counts."""
     return Contact.by_identity(channel.workspace_id, "website", visitor.identity) is None
+
+
+def contact_id(channel, visitor):
+    """The id of the visitor's contact, None until their first message."""
+    contact = Contact.by_identity(channel.workspace_id, "website", visitor.identity)
+    return None if contact is None else contact.id
 
 
 def post_message(channel, visitor, body, max_chars, now=None):

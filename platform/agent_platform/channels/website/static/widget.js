@@ -3,10 +3,13 @@
  *   <script src="<server>/widget/<channel id>/widget.js" async></script>
  * optionally with data-user-id and data-user-hash (identity verification).
  * Everything a visitor or an agent typed is put on the page with
- * textContent, never as HTML. Replies arrive by polling: about every
- * second while the visitor's message awaits its answer, less often when
- * the conversation is quiet or the panel is closed (docs/channels.md,
- * "Website widget"). An agent's question with choices shows them as buttons
+ * textContent, never as HTML. Replies are pushed (server-sent events:
+ * EventSource); where the browser has no EventSource or the stream is
+ * refused (an error answer, a proxy that fails it or holds it back), they
+ * arrive by polling instead: about every second while the visitor's
+ * message awaits its answer, less often when the conversation is quiet or
+ * the panel is closed (docs/channels.md, "Website widget"). Both bring the
+ * same changes, applied the same way. An agent's question with choices shows them as buttons
  * under it: one press sends the choice, and they are disabled once pressed
  * or once a newer message stands below them. */
 (function () {
@@ -25,6 +28,10 @@
   // while the visitor's message awaits its answer, else the quiet pace. It
   // stands in for the fast half minute while the panel is open and shown.
   var pollAfter = null;
+  // A stream that errs this many times before it opens, or has not opened
+  // within OPEN_WITHIN ms (a proxy holding it back), is given up for polling.
+  var TRIES = 2, OPEN_WITHIN = 5000;
+  var streaming = false;
   var state = load();
   var known = {}, order = [], config = {}, ui = {}, pressed = {};
   var open = pageMode, since = null, tag = null, lastActivity = 0, timer = null, unread = 0;
@@ -65,7 +72,7 @@
       save();
       config = data.config;
       draw();
-      poll();
+      listen();
     });
   }
 
@@ -189,7 +196,7 @@
 
   function toggle() {
     open = !open;
-    if (open) { unread = 0; lastActivity = Date.now(); markRead(); poll(); }
+    if (open) { unread = 0; lastActivity = Date.now(); markRead(); if (!streaming) poll(); }
     show();
   }
 
@@ -249,7 +256,7 @@
         if (input && input.parentNode) input.parentNode.removeChild(input);
       });
       ui.name = ui.email = null;
-      poll();
+      if (!streaming) poll();
     }, function (error) {
       var refused = error.status >= 400 && error.status < 500;
       unsure = refused ? null : { sent: sent, id: body.client_message_id };
@@ -267,10 +274,42 @@
     return Array.prototype.map.call(bytes, function (b) { return ("0" + b.toString(16)).slice(-2); }).join("");
   }
 
+  // The stream's first event is what changed since the widget's cursor (all
+  // of it on a first visit), so it needs no poll of its own; the browser
+  // reconnects a stream that ends, with the id of the last change it got.
+  function listen() {
+    if (!window.EventSource) return poll();
+    var url = api + "events?token=" + encodeURIComponent(state.token) + cursor("&");
+    var source = new EventSource(url), opened = false, failures = 0;
+    var deadline = setTimeout(giveUp, OPEN_WITHIN);
+    source.onopen = function () {
+      opened = true; failures = 0; streaming = true;
+      clearTimeout(deadline); clearTimeout(timer);
+    };
+    source.onmessage = function (event) { received(JSON.parse(event.data)); };
+    source.onerror = function () {
+      // CLOSED: refused (an error status, not an event stream); else it
+      // reconnects by itself, which is fine unless it never gets through.
+      if (source.readyState === EventSource.CLOSED || (!opened && ++failures >= TRIES)) giveUp();
+      opened = false;
+    };
+    function giveUp() {
+      clearTimeout(deadline);
+      source.close();
+      streaming = false;
+      poll();
+    }
+  }
+
+  function cursor(separator) {
+    if (!tag) return "";
+    return separator + "seen=" + tag + (since ? "&since=" + encodeURIComponent(since) : "");
+  }
+
   function poll() {
     clearTimeout(timer);
-    var query = tag ? "?seen=" + tag + (since ? "&since=" + encodeURIComponent(since) : "") : "";
-    call("GET", "messages" + query).then(function (data) {
+    if (streaming) return;
+    call("GET", "messages" + cursor("?")).then(function (data) {
       if (data) received(data);
     }).catch(function () { /* offline or limited: the next poll tries again */ })
       .then(schedule);
@@ -278,6 +317,7 @@
 
   function schedule() {
     clearTimeout(timer);
+    if (streaming) return;
     var delay = !open || document.visibilityState === "hidden" ? AWAY
       : pollAfter !== null ? pollAfter
       : Date.now() - lastActivity < ACTIVE_FOR ? FAST : IDLE;
@@ -387,7 +427,7 @@
   }
 
   document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") poll();
+    if (document.visibilityState === "visible" && !streaming) poll();
   });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();

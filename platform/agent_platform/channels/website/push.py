@@ -1,0 +1,159 @@
+"""The visitor's push stream: what `visitors.changes` would answer a poll,
+sent when it happens instead of when asked.
+
+A stream subscribes to the visitor's changes (events.live), then answers
+what changed since its cursor, then waits; each change of the visitor's
+contact (of the channel, while the visitor has no contact yet) makes it
+read `changes` again and send what is new. So a stream sends exactly what
+the poll would, and a widget applies both the same way. The cursor is the
+poll's (`since`, `tag`): each sent change carries it as its id, which the
+browser's EventSource sends back as Last-Event-ID when it reconnects, so a
+reconnect loses nothing and repeats little.
+
+Between changes a stream holds no database connection (a gevent server may
+hold thousands of streams; the pool has 64), and it writes a heartbeat
+every `heartbeat` seconds without news (proxies keep it open; a dead client
+is found by the write failing), and ends after `lifetime` seconds (the
+browser reconnects with its Last-Event-ID), so no stream outlives a
+configuration or a deployment by much.
+"""
+
+import threading
+import time
+from datetime import datetime
+
+from ...db import database
+from ...errors import RateLimited, ValidationError
+from ...events import live
+from . import visitors
+
+_open = {}  # (channel id, visitor key): streams open in this process
+_open_lock = threading.Lock()
+
+
+def cursor(last_event_id, since, seen):
+    """(since, seen) to start from: the Last-Event-ID the browser sent on a
+    reconnect, else the query's (what the widget last had), else none."""
+    if last_event_id:
+        seen, _, since = last_event_id.partition("/")
+    since = since or None
+    if since is not None:
+        try:
+            datetime.fromisoformat(since)
+        except ValueError:
+            raise ValidationError("since", "must be the `since` of a previous answer") from None
+    return since, seen or None
+
+
+def event_id(changed):
+    """The cursor after `changed`, as the id of the event that sends it."""
+    return f"{changed['tag']}/{changed['since'] or ''}"
+
+
+class Slot:
+    """One of the visitor's open streams, counted until released."""
+
+    def __init__(self, key):
+        self.key = key
+        self._released = False
+
+    def release(self):
+        with _open_lock:
+            if not self._released:
+                self._released = True
+                _open[self.key] -= 1
+                if not _open[self.key]:
+                    del _open[self.key]
+
+
+def open_slot(channel, visitor, per_visitor):
+    """Count a new stream of the visitor, or refuse it (429) past `per_visitor`
+    open in this process (tabs of one visitor; past the cap a widget polls)."""
+    key = (channel.id, visitor.key)
+    with _open_lock:
+        if _open.get(key, 0) >= per_visitor:
+            raise RateLimited(
+                f"This visitor has {per_visitor} streams open already; poll instead.",
+                code="TOO_MANY_STREAMS",
+                headers={"Retry-After": "60"},
+            )
+        _open[key] = _open.get(key, 0) + 1
+    return Slot(key)
+
+
+def follow(channel, visitor, since, seen, heartbeat, lifetime, clock=time.monotonic):
+    """Yield what changed for the visitor (a `changes` dict) as it happens,
+    None as a heartbeat after `heartbeat` seconds without one, until
+    `lifetime` seconds have passed."""
+    deadline = clock() + lifetime
+    with _Watch(channel, visitor) as watch:
+        changed = _read(channel, visitor, since, seen)
+        if changed is not None:
+            since, seen = changed["since"], changed["tag"]
+            yield changed
+        quiet_until = clock() + heartbeat
+        while (now := clock()) < deadline:
+            if not watch.next(min(quiet_until, deadline) - now):
+                if clock() >= quiet_until:
+                    quiet_until = clock() + heartbeat
+                    yield None
+                continue
+            changed = _read(channel, visitor, since, seen)
+            if changed is not None:
+                since, seen = changed["since"], changed["tag"]
+                quiet_until = clock() + heartbeat
+                yield changed
+
+
+def _read(channel, visitor, since, seen):
+    """`changes` (the poll's answer), its writes announced, the connection back."""
+    try:
+        return visitors.changes(channel, visitor, since, seen)[0]
+    finally:
+        live.flush()
+        _release()
+
+
+def _release():
+    """Back to the pool while the stream waits."""
+    if not database.is_closed():
+        database.close()
+
+
+class _Watch:
+    """The visitor's subscription: to their contact's changes, or to the
+    channel's until they have a contact (their first message makes it)."""
+
+    def __init__(self, channel, visitor):
+        self.channel, self.visitor = channel, visitor
+        self.contact_id = visitors.contact_id(channel, visitor)
+        self.subscription = self._subscribe()
+
+    def _subscribe(self):
+        workspace_id = self.channel.workspace_id
+        if self.contact_id is not None:
+            return live.subscribe(workspace_id, contact_id=self.contact_id)
+        return live.subscribe(workspace_id, channel_id=self.channel.id)
+
+    def next(self, timeout):
+        """Whether anything of the visitor's may have changed within `timeout`."""
+        got = self.subscription.next(max(timeout, 0))
+        if not got or self.contact_id is not None:
+            return bool(got)
+        if got != live.RESYNC and not any(c.name == "conversation.created" for c in got):
+            return False  # a visitor's first message makes their conversation: not yet
+        try:
+            self.contact_id = visitors.contact_id(self.channel, self.visitor)
+        finally:
+            _release()
+        if self.contact_id is None:
+            return False  # another visitor's change on the channel
+        old, self.subscription = self.subscription, self._subscribe()
+        old.close()
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.subscription.close()

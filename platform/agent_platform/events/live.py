@@ -1,0 +1,248 @@
+"""Live changes: "a message was stored or changed state", told at once to
+whoever in this process waits for it (the widget's push stream, the inbox).
+
+The publish point is the events outbox. Every new message, status move
+(sent, delivered, read, failed), hand-off and conversation change emits its
+event in the transaction that stores it (`emit`), so an event row exists
+exactly when its change is committed, whichever process made it: the API's,
+a separate `worker`, another server on the same database. So the database
+is the bus, and it costs no write of its own: a change table filled in the
+same transactions would have cost a row per message change (and a job to
+prune it) to say what the outbox says already.
+
+In each process one watcher thread, started by the first subscription and
+gone with the last, reads the events after its high-water mark (their
+rowid, which SQLite hands out in commit order) every POLL_SECONDS, and
+gives each to the subscriptions whose filter it matches. A change committed
+in this process wakes the watcher at once (`flush`, run when the app
+context of the request or job that made it ends, after its commit), so
+subscribers here hear of it within milliseconds, and of other processes'
+changes within POLL_SECONDS.
+
+A subscription queues at most QUEUE_LIMIT changes: one that falls further
+behind gets them dropped and RESYNC instead, telling it to read its state
+afresh, so a slow reader costs bounded memory.
+
+Only threads, locks and events with timeouts: a gevent worker patches them
+into greenlets. The hub is built on the first subscription rather than at
+import, so its primitives are the patched ones there.
+"""
+
+import logging
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+from ..db import database
+from ..models import Event
+
+log = logging.getLogger("agent_platform.live")
+
+# How often the watcher reads what other processes committed.
+POLL_SECONDS = 0.3
+# Events one read takes at most (it reads again at once while they come full).
+BATCH = 500
+# Changes a subscription holds before it is told to resync instead.
+QUEUE_LIMIT = 256
+# What a subscription's `next` answers when its changes were dropped.
+RESYNC = "resync"
+FILTERS = ("workspace_id", "conversation_id", "contact_id", "channel_id")
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One event about a message or a conversation, by its ids."""
+
+    seq: int
+    workspace_id: str
+    name: str
+    conversation_id: str | None
+    contact_id: str | None
+    channel_id: str | None
+    message_id: str | None
+
+
+class Subscription:
+    """Changes of one workspace, narrowed by conversation, contact (a website
+    visitor is one) or channel; a context manager that unsubscribes."""
+
+    def __init__(self, filters, limit):
+        self.filters = tuple(filters.items())
+        self.limit = limit
+        self._changes = deque()
+        self._overflowed = False
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+
+    def matches(self, change):
+        return all(getattr(change, name) == value for name, value in self.filters)
+
+    def offer(self, change):
+        """Queue `change` (the watcher's thread); past the limit, drop them all."""
+        with self._lock:
+            if self._overflowed:
+                return
+            if len(self._changes) >= self.limit:
+                self._changes.clear()
+                self._overflowed = True
+            else:
+                self._changes.append(change)
+        self._ready.set()
+
+    def next(self, timeout):
+        """The changes queued since the last call, waiting up to `timeout`
+        seconds for one: a list (empty when none came), or RESYNC."""
+        self._ready.wait(timeout)
+        with self._lock:
+            self._ready.clear()
+            changes, self._changes = list(self._changes), deque()
+            overflowed, self._overflowed = self._overflowed, False
+        return RESYNC if overflowed else changes
+
+    def close(self):
+        _hub().unsubscribe(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+def subscribe(workspace_id, conversation_id=None, contact_id=None, channel_id=None):
+    """A Subscription to the workspace's changes from now on (everything
+    committed after this returns reaches it), narrowed by the ids given.
+    Call it inside an app context: it reads the newest event."""
+    if not workspace_id:
+        raise ValueError("a subscription is always to one workspace")
+    given = {"workspace_id": workspace_id, "conversation_id": conversation_id}
+    given.update(contact_id=contact_id, channel_id=channel_id)
+    filters = {name: value for name, value in given.items() if value}
+    subscription = Subscription(filters, QUEUE_LIMIT)
+    _hub().subscribe(subscription, Event.last_rowid())
+    return subscription
+
+
+def published():
+    """A change was written in this thread's transaction (events.emit)."""
+    _pending.flag = True
+
+
+def flush():
+    """Wake the watcher if this thread wrote a change: call it after the
+    commit (the app's teardown does, and a stream after its own writes)."""
+    if getattr(_pending, "flag", False):
+        _pending.flag = False
+        if _the_hub is not None:
+            _the_hub.wake()
+
+
+def watching():
+    """Whether this process's watcher runs (it does while anyone subscribes)."""
+    return _the_hub is not None and _the_hub.running()
+
+
+def init_app(app):
+    """Flush when a request ends (its transactions are committed by then),
+    and when a job's app context does."""
+    app.teardown_request(lambda exc: flush())
+    app.teardown_appcontext(lambda exc: flush())
+
+
+class _Hub:
+    """This process's subscriptions and their watcher thread."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._subscriptions = set()
+        self._thread = None
+
+    def subscribe(self, subscription, mark):
+        with self._lock:
+            self._subscriptions.add(subscription)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._watch, args=(mark,), name="live-watcher", daemon=True
+                )
+                self._thread.start()
+
+    def unsubscribe(self, subscription):
+        """Remove it; the last one out waits for the watcher to stop."""
+        with self._lock:
+            self._subscriptions.discard(subscription)
+            thread = self._thread if not self._subscriptions else None
+        if thread is not None and thread is not threading.current_thread():
+            self._wake.set()
+            thread.join(timeout=5)
+
+    def wake(self):
+        self._wake.set()
+
+    def running(self):
+        with self._lock:
+            return self._thread is not None
+
+    def _watch(self, mark):
+        failing = False
+        while True:
+            self._wake.wait(POLL_SECONDS)
+            self._wake.clear()
+            with self._lock:
+                if not self._subscriptions:
+                    self._thread = None
+                    break
+            try:
+                mark = self._read(mark)
+                failing = False
+            except Exception:
+                if not failing:  # once per incident, not every POLL_SECONDS
+                    log.exception("reading changes failed; trying again")
+                failing = True
+        _release()
+
+    def _read(self, mark):
+        """Hand out every event after `mark`; the new mark. The subscribers
+        are taken after the read: one that subscribed before a change was
+        committed is there by then, whenever the read ran."""
+        try:
+            while True:
+                rows = Event.changes_after(mark, BATCH)
+                with self._lock:
+                    subscriptions = list(self._subscriptions)
+                for row in rows:
+                    _fan_out(Change(*row), subscriptions)
+                mark = rows[-1][0] if rows else mark
+                if len(rows) < BATCH:
+                    return mark
+        finally:
+            _release()
+
+
+def _fan_out(change, subscriptions):
+    if change.conversation_id is None:
+        return  # not about a message or a conversation
+    for subscription in subscriptions:
+        if subscription.matches(change):
+            subscription.offer(change)
+
+
+def _release():
+    """The watcher's pooled connection goes back between reads."""
+    if not database.is_closed():
+        database.close()
+
+
+# Made at import, unlike the hub's: a flag (at worst shared by the greenlets
+# of one thread, which costs a spare wake) and a lock held without waiting.
+_pending = threading.local()
+_the_hub = None
+_hub_lock = threading.Lock()
+
+
+def _hub():
+    global _the_hub
+    with _hub_lock:
+        if _the_hub is None:
+            _the_hub = _Hub()
+        return _the_hub
