@@ -77,10 +77,8 @@ def served(tmp_path, debounce_seconds, streams_per_visitor=3):
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": str(debounce_seconds),
         "AGENT_PLATFORM_MESSAGES_SEND_POLL_SECONDS": "0.2",
         "AGENT_PLATFORM_WIDGET_STREAMS_PER_VISITOR": str(streams_per_visitor),
-        # Each open stream holds a thread of today's server until its next
-        # write finds the page gone (a reload, another page, the browser
-        # closed), so it writes often; and a SIGTERM waits for streams.
-        "AGENT_PLATFORM_SERVER_THREADS": "16",
+        # A stream finds the page gone (a reload, another page, the browser
+        # closed) at its next write, so it writes often.
         "AGENT_PLATFORM_WIDGET_STREAM_HEARTBEAT_SECONDS": "1",
     }
     with serve(["--port", str(port)], environ, port) as (base, lines):

@@ -32,8 +32,6 @@ def service(tmp_path_factory):
         "AGENT_PLATFORM_MESSAGES_SEND_POLL_SECONDS": "0.2",
         "AGENT_PLATFORM_WIDGET_STREAM_HEARTBEAT_SECONDS": str(HEARTBEAT),
         "AGENT_PLATFORM_WIDGET_STREAM_MAX_SECONDS": str(LIFETIME),
-        # Today each open stream holds one of the server's threads.
-        "AGENT_PLATFORM_SERVER_THREADS": "16",
     }
     with serving(["--port", str(port)], environ, port) as (base, lines):
         api = requests.Session()
