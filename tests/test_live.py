@@ -149,3 +149,25 @@ def test_the_watcher_runs_only_while_someone_listens(caller, other):
 def test_a_subscription_is_always_to_one_workspace():
     with pytest.raises(ValueError):
         live.subscribe(None, conversation_id="c")
+
+
+def test_close_all_ends_every_subscription_and_any_made_after(monkeypatch, caller):
+    """What a stopping server calls: a subscriber waiting hears CLOSED at
+    once, and so does one that subscribes afterwards, which starts no watcher."""
+    monkeypatch.setattr(live, "_the_hub", None)  # a hub of this test's own, closed for good
+    answers = []
+    with live.subscribe(caller.workspace_id) as subscription:
+        waiting = threading.Thread(target=lambda: answers.append(subscription.next(30)))
+        waiting.start()
+        time.sleep(0.2)
+        started = time.monotonic()
+        live.close_all()
+        waiting.join(5)
+        assert answers == [live.CLOSED] and time.monotonic() - started < 1
+        assert subscription.next(30) == live.CLOSED  # for good
+    assert not live.watching()
+    late = live.subscribe(caller.workspace_id)
+    started = time.monotonic()
+    assert late.next(30) == live.CLOSED and time.monotonic() - started < 1
+    assert not live.watching() and watcher_threads() == []
+    late.close()

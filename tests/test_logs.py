@@ -18,7 +18,8 @@ from agent_platform.events import delivery
 from agent_platform.services import sending
 from conversations_helpers import data, send, setup_chat
 from replies_helpers import fake  # noqa: F401  (fixture)
-from test_cli import free_port
+from test_cli import free_port, serving
+from test_widget_push import Visitor, website
 from webhooks_helpers import Receiver, Reply, raise_event, register
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,3 +139,46 @@ def test_the_dev_server_logs_requests_only_with_the_access_log_on(tmp_path, acce
     errors = dev_server_errors(tmp_path, access_log)
     assert "Running on http://127.0.0.1" in errors  # it served, and logged that
     assert ('"GET /v1/health?from=test HTTP/1.1" 200' in errors) is access_log
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_no_log_line_holds_a_visitor_token(tmp_path, log_format):
+    """The push stream's URL carries the visitor token (an EventSource sends
+    no headers): gunicorn's access log, on here, says `token=[redacted]`."""
+    port, started = free_port(), []
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "tokens.db"),
+        "AGENT_PLATFORM_SERVER_ACCESS_LOG": "true",
+        "AGENT_PLATFORM_LOG_FORMAT": log_format,
+    }
+    with (tmp_path / "errors.log").open("w") as stderr:
+        with serving(["--port", str(port)], environ, port, started, stderr) as (base, lines):
+            api = requests.Session()
+            api.headers["x-api-key"] = lines[1].strip()
+            visitor = Visitor((base,), website((base, api)))
+            with visitor.stream(query="&since=") as stream:
+                assert stream.changes()["messages"] == []
+            started[0].terminate()
+            access = started[0].communicate(timeout=30)[0]
+    logged = access + (tmp_path / "errors.log").read_text()
+    assert visitor.token not in logged
+    [line] = [line for line in access.splitlines() if "/api/events" in line]
+    if log_format == "json":
+        assert json.loads(line)["query"] == "token=[redacted]&since="
+    else:
+        assert "/api/events?token=[redacted]&since= HTTP/1.1" in line
+
+
+def test_a_token_in_any_record_is_redacted():
+    """gunicorn's error line for a request that failed mid-stream, say."""
+    record = logging.LogRecord(
+        "gunicorn.error", logging.ERROR, __file__, 1, "Error handling request %s %s",
+        ("GET", "/widget/c/api/events?since=&token=s3cret;access_token=other"), None,
+    )  # fmt: skip
+    record.query = "token=s3cret&since="
+    assert logs.RedactTokens().filter(record)
+    assert record.getMessage() == (
+        "Error handling request GET /widget/c/api/events?since=&token=[redacted];access_token=other"
+    )
+    assert record.query == "token=[redacted]&since="

@@ -1,10 +1,15 @@
+import os
+
 import pytest
+import requests
 
 from agent_platform.models import McpServer
 from agent_platform.services import mcp
 from conftest import assert_error
 from loopback import QuietHandler, serving
 from mcp_helpers import RunningMcpServer
+from test_cli import free_port
+from test_cli import serving as serving_app
 
 MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 
@@ -339,3 +344,25 @@ class TestPrivateAddressesRefusedByDefault:
         response = caller.post(f"/v1/mcp-servers/{server['id']}/sync")
         assert_error(response, 502, "MCP_SYNC_FAILED", "refused")
         assert "mcp.allow_private_urls" in McpServer.get_by_id(server["id"]).last_sync_error
+
+
+def test_sync_works_in_the_served_app(tmp_path):
+    """`serve`'s worker runs monkey-patched by gevent: the client there reads
+    an event-stream answer and follows the tools' pages as in this process."""
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "served.db"),
+        "AGENT_PLATFORM_MCP_ALLOW_PRIVATE_URLS": "true",
+    }
+    port = free_port()
+    with (
+        RunningMcpServer(json_response=False) as tools,
+        serving_app(["--port", str(port)], environ, port) as (base, lines),
+    ):
+        headers = {"X-API-Key": lines[1].strip()}
+        body = {"name": "Tools", "url": tools.url}
+        made = requests.post(f"{base}/v1/mcp-servers", json=body, headers=headers, timeout=10)
+        assert made.status_code == 201, made.text
+        url = f"{base}/v1/mcp-servers/{made.json()['data']['id']}/sync"
+        synced = requests.post(url, headers=headers, timeout=30).json()["data"]
+    assert (synced["tools_count"], synced["last_sync_error"]) == (2, None)

@@ -36,8 +36,7 @@ def test_a_second_serve_on_the_same_database_is_refused(tmp_path):
 @pytest.mark.parametrize("worker_class", ["sync", "agent_platform.gevent_worker.ServiceWorker"])
 def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path, worker_class):
     """The second worker cannot claim the lock and exits with status 3,
-    which halts gunicorn; the threads of the API-first worker, started
-    before its app loads, do not keep it alive."""
+    which halts gunicorn, with gunicorn's own worker as with the service's."""
     environ = {
         **os.environ,
         "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "two.db"),
@@ -105,9 +104,9 @@ except AlreadyServing as error:
 
 
 def test_a_process_forked_from_the_server_does_not_hold_its_lock(tmp_path):
-    """`serve`'s worker forks the widget process: once the worker is killed,
-    the worker gunicorn starts in its place claims the lock, even while the
-    fork lingers, whatever it was doing."""
+    """Once a serving process is killed, the worker gunicorn starts in its
+    place claims the lock, even while a process forked from the old one
+    lingers, whatever it was doing (the lock is lockf's, not flock's)."""
     database = str(tmp_path / "forked.db")
     environ = {**os.environ, "PYTHONPATH": str(ROOT / "platform")}
     server = subprocess.Popen([sys.executable, "-c", FORKS_AND_LINGERS, database],

@@ -4,8 +4,10 @@ own, the agent answers from its knowledge, and the answer leaves through
 the SMTP server in the customer's thread; the customer's reply to it is
 answered in the same conversation. An SMTP server that says "try later" is
 tried again by the scheduler; one that refuses ends the message failed, and
-the webhook hears of it. No test code calls a job function."""
+the webhook hears of it. Over TLS and STARTTLS too: the served worker runs
+monkey-patched by gevent, ssl included. No test code calls a job function."""
 
+import contextlib
 import json
 import os
 
@@ -13,6 +15,7 @@ import pytest
 
 from email_helpers import *  # noqa: F403  (the fixtures)
 from email_helpers import CUSTOMER, PUBLIC_URL, mail, mail_settings
+from mail_peers import PASSWORD, SmtpSink
 from test_cli import free_port, serving
 from test_service_jobs import Api, delivered, wait_for
 from webhooks_helpers import Receiver
@@ -29,6 +32,13 @@ def receiver():
 
 @pytest.fixture
 def served(tmp_path, receiver):
+    with serve(tmp_path, receiver) as api:
+        yield api
+
+
+@contextlib.contextmanager
+def serve(tmp_path, receiver, environ=()):
+    """`serve` with the mail jobs on short intervals, `environ` added: an Api."""
     port = free_port()
     settings = {
         "DATABASE_PATH": str(tmp_path / "served.db"),
@@ -42,18 +52,18 @@ def served(tmp_path, receiver):
         "WEBHOOKS_ALLOWED_PORTS": [receiver.port],
         "WEBHOOKS_POLL_SECONDS": 0.5,
     }
-    environ = dict(os.environ)
+    environ = {**os.environ, **dict(environ)}
     environ.update({f"AGENT_PLATFORM_{k}": json.dumps(v) for k, v in settings.items()})
     with serving(["--port", str(port)], environ, port) as (base, lines):
         yield Api(base, lines[1].strip())
 
 
-def help_desk(served, dovecot, mailbox, smtp):
+def help_desk(served, dovecot, mailbox, smtp, **security):
     """An agent that knows one answer, on an e-mail channel (checked)."""
     agent = served.call("POST", "/v1/agents", {"name": "Ana"}, 201)["id"]
     qa = {"type": "qa", "question": QUESTION, "answer": ANSWER}
     served.call("POST", f"/v1/agents/{agent}/trainings", qa, 201)
-    settings = mail_settings(dovecot, mailbox, smtp)
+    settings = mail_settings(dovecot, mailbox, smtp, **security)
     channel = {"name": "Help desk", "type": "email", "settings": settings}
     channel_id = served.call("POST", "/v1/channels", channel, 201)["id"]
     served.call("POST", f"/v1/channels/{channel_id}/connect", {"agent_id": agent})
@@ -117,3 +127,23 @@ def test_smtp_try_later_is_retried_and_a_refusal_fails_with_the_servers_words(
     shown = served.call("GET", f"/v1/messages/{failed['id']}")
     assert (shown["status"], shown["error"]) == ("failed", failed["error"])
     assert len(smtp.mails()) == 1  # nothing more was sent
+
+
+@pytest.mark.parametrize("security", ["ssl", "starttls"])
+def test_mail_over_tls_is_answered_by_the_server(tmp_path, receiver, dovecot, mailbox, security):
+    """The certificate verified against the host (trusted through
+    SSL_CERT_FILE, as a real CA is), with gevent's ssl in the worker."""
+    sink = SmtpSink({mailbox: PASSWORD}, security, dovecot.certificate)
+    trusted = {"SSL_CERT_FILE": str(dovecot.certificate)}
+    try:
+        with serve(tmp_path, receiver, trusted) as served:
+            imap_port = dovecot.tls_port if security == "ssl" else dovecot.port
+            help_desk(
+                served, dovecot, mailbox, sink, imap_port=imap_port,
+                imap_security=security, smtp_security=security,
+            )  # fmt: skip
+            dovecot.deliver(mail(QUESTION), user=mailbox)
+            [answer] = wait_for(sink.mails, "answered the mail over TLS")
+            assert answer.get_body(preferencelist=("plain",)).get_content().strip() == ANSWER
+    finally:
+        sink.stop()

@@ -14,7 +14,9 @@ added here, and nothing else:
   connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
   where every connection comes from the proxy);
 - SIGTERM tells the background jobs at once to take no more work, so they
-  end within gunicorn's graceful timeout with the HTTP requests in flight.
+  end within gunicorn's graceful timeout with the HTTP requests in flight,
+  and ends the open push streams (events.live.close_all), which would
+  otherwise hold the stop for the whole graceful timeout.
 
 The master imports this module before the fork: it imports nothing of the app.
 """
@@ -69,7 +71,11 @@ class ServiceWorker(GeventWorker):
 
     def timeout_ctx(self):
         """The time a request may take to arrive (its line and headers; a
-        kept-alive connection's waiting included): closed silently past it."""
+        kept-alive connection's waiting included): closed silently past it.
+        Once the worker stops, a connection whose response has just ended
+        (a stream closed by close_all) is closed instead of kept alive."""
+        if not self.alive:
+            raise StopIteration("the worker is stopping")  # gunicorn closes it
         connection = self._connection
         seconds = self.header_timeout if connection.fresh else self.cfg.keepalive
         connection.fresh = False
@@ -90,11 +96,18 @@ class ServiceWorker(GeventWorker):
 
             stop_taking_work()
         super().handle_exit(sig, frame)
+        gevent.spawn(_close_streams)  # out of the handler: it takes locks
         # Connections waiting for a request end now, not at their timeout
         # (the worker waits for every open connection, up to gunicorn's
         # graceful timeout): their clients see a kept-alive connection close.
         for greenlet, timeout in list(self.waiting.values()):
             greenlet.kill(timeout, block=False)  # as if its time were up
+
+
+def _close_streams():
+    from .events import live
+
+    live.close_all()
 
 
 class BodyDeadline:

@@ -9,10 +9,10 @@ naming the process that serves. (`agent-platform worker`, which only runs
 jobs, needs no lock: jobs claim their work with leases.)
 
 The lock is a POSIX record lock (lockf), which belongs to the process that
-took it: a process forked from it, as the widget process is from `serve`'s
-worker, does not hold it, so the worker gunicorn starts in place of one
-that was killed can claim it at once, whatever the old widget process is
-doing. (flock's lock would belong to the open file, which the fork shares.)
+took it and goes with it, a crash included: the worker gunicorn starts in
+place of one that was killed claims it at once, and a process forked from
+a serving one does not hold it, whatever that fork goes on doing. (flock's
+lock would belong to the open file, which a fork shares.)
 """
 
 import errno

@@ -2,15 +2,20 @@
 "text" (one readable line per record) or "json" (one JSON object per line,
 for log collectors: time, level, logger, message, the traceback, and the
 ids a line is about as fields of their own: a failure's log call passes
-them as `extra=`, its text saying them for people)."""
+them as `extra=`, its text saying them for people). No line holds a
+visitor token (RedactTokens)."""
 
 import json
 import logging
+import re
 from datetime import UTC, datetime
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # What every LogRecord carries; anything else on a record came from `extra=`.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+# A `token` query parameter's value, in a URL or a query string.
+_TOKEN = re.compile(r"(^|[?&;])token=[^&;\s\"]*")
+REDACTED = "token=[redacted]"
 
 
 class JsonFormatter(logging.Formatter):
@@ -38,11 +43,39 @@ def fields_of(record):
     }
 
 
+def redacted(text):
+    """`text` with every `token=` query parameter's value hidden."""
+    if "token=" not in text:
+        return text
+    return _TOKEN.sub(lambda found: found[1] + REDACTED, text)
+
+
+class RedactTokens(logging.Filter):
+    """The widget's push stream takes the visitor token in its URL (an
+    EventSource cannot send headers), and the token lets one read that
+    visitor's chat: whatever logs a URL or a query string (gunicorn's access
+    and error lines, Werkzeug's request lines, ours) says `token=[redacted]`.
+    On a handler, so it sees every record that handler writes."""
+
+    def filter(self, record):
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True  # a broken record: the handler reports it as it would have
+        if "token=" in message:
+            record.msg, record.args = redacted(message), ()
+        for name, value in fields_of(record).items():
+            if isinstance(value, str):
+                setattr(record, name, redacted(value))
+        return True
+
+
 def configure(config):
     """The root logger writes to stderr at `log.level`, in `log.format`."""
     handler = logging.StreamHandler()
     json_lines = config["LOG_FORMAT"] == "json"
     handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
+    handler.addFilter(RedactTokens())
     root = logging.getLogger()
     for previous in [h for h in root.handlers if getattr(h, "_agent_platform", False)]:
         root.removeHandler(previous)

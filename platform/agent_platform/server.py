@@ -49,7 +49,7 @@ def gunicorn_options(config):
         "keepalive": config["SERVER_KEEPALIVE_SECONDS"],
         "accesslog": "-" if config["SERVER_ACCESS_LOG"] else None,
         "loglevel": config["LOG_LEVEL"].lower(),
-        "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else Logger,
+        "logger_class": _JsonLogger if config["LOG_FORMAT"] == "json" else RedactingLogger,
         # A worker silent this long (its loop blocked) is killed and started anew.
         "timeout": config["SERVER_TIMEOUT_SECONDS"],
         # gunicorn (25.1 on) opens a control socket at one path per user: two
@@ -62,15 +62,30 @@ def gunicorn_options(config):
     }
 
 
-class _JsonLogger(Logger):
-    """gunicorn's own lines (start, workers, the access log) as JSON lines too;
-    an access line carries the request's parts as fields."""
+class RedactingLogger(Logger):
+    """gunicorn's lines (start, workers, errors, the access log) with every
+    visitor token hidden, as in ours (logs.RedactTokens)."""
+
+    def setup(self, cfg):
+        from .logs import RedactTokens
+
+        super().setup(cfg)
+        for handler in self._handlers():
+            handler.addFilter(RedactTokens())
+
+    def _handlers(self):
+        return self.error_log.handlers + self.access_log.handlers
+
+
+class _JsonLogger(RedactingLogger):
+    """gunicorn's own lines as JSON lines too; an access line carries the
+    request's parts as fields."""
 
     def setup(self, cfg):
         from .logs import JsonFormatter
 
         super().setup(cfg)
-        for handler in self.error_log.handlers + self.access_log.handlers:
+        for handler in self._handlers():
             handler.setFormatter(JsonFormatter())
 
     def access(self, resp, req, environ, request_time):

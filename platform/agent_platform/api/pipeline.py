@@ -62,8 +62,7 @@ def request_id_of(environ):
     """The caller's X-Request-ID when well formed, else a new one."""
     incoming = environ.get("HTTP_X_REQUEST_ID", "")
     # 32 random hex digits. A request id only has to be unique, not secret:
-    # os.urandom is a system call that lets go of the GIL, and with every
-    # thread waiting for it, each release makes threads switch.
+    # no system call (os.urandom's) is spent on it.
     return incoming if _REQUEST_ID.match(incoming) else f"{getrandbits(128):032x}"
 
 

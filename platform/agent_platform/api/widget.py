@@ -32,7 +32,7 @@ POLL_AFTER = "X-Poll-After"
 PREFIX = "/widget/"
 POLL_SUFFIX = "/api/messages"
 # An EventSource cannot send headers: the stream takes the token in its URL,
-# so access logs that keep query strings hold visitor tokens (docs/channels.md).
+# which our logs hide (logs.RedactTokens) and a proxy's may not (docs/channels.md).
 STREAM_SUFFIX = "/api/events"
 # How long a browser waits before reconnecting a stream that ended (ms).
 STREAM_RETRY_MS = 2000

@@ -10,15 +10,16 @@ from ..db import transaction
 class GroupCommit:
     """Concurrent POSTs share one transaction (group commit).
 
-    SQLite has one writer at a time. Left to itself, every request thread
-    would BEGIN IMMEDIATE and wait for the write lock in SQLite's busy
-    handler, which sleeps in steps of up to 100 ms while the lock may already
-    be free, and every POST would pay its own COMMIT. Instead the first
-    thread to arrive leads: it takes every unit of work waiting, runs them in
-    one transaction (each item atomically, so one that fails rolls back
-    alone), commits once, and wakes their threads; work that arrived
-    meanwhile is led by its first thread. Every POST is still answered only
-    after the COMMIT that stored it.
+    SQLite has one writer at a time. Left to itself, every request would
+    BEGIN IMMEDIATE and wait its turn for the write lock (db.py's in the
+    serving process; SQLite's busy handler, which sleeps in steps of up to
+    100 ms while the lock may already be free, against another process),
+    and every POST would pay its own COMMIT. Instead the first request to
+    arrive leads: it takes every unit of work waiting, runs them in one
+    transaction (each item atomically, so one that fails rolls back alone),
+    commits once, and wakes the requests that brought them; work that
+    arrived meanwhile is led by its first request. Every POST is still
+    answered only after the COMMIT that stored it.
     """
 
     def __init__(self, max_batch=64):

@@ -23,6 +23,11 @@ A subscription queues at most QUEUE_LIMIT changes: one that falls further
 behind gets them dropped and RESYNC instead, telling it to read its state
 afresh, so a slow reader costs bounded memory.
 
+When the process stops (SIGTERM), `close_all` ends every subscription at
+once, and any made after it: a stream would otherwise hold the stop up to
+its lifetime. Its subscriber has lost nothing (a widget's browser reconnects
+to the next server where it left off).
+
 Only threads, locks and events with timeouts: a gevent worker patches them
 into greenlets. The hub is built on the first subscription rather than at
 import, so its primitives are the patched ones there.
@@ -46,6 +51,8 @@ BATCH = 500
 QUEUE_LIMIT = 256
 # What a subscription's `next` answers when its changes were dropped.
 RESYNC = "resync"
+# What it answers once the process is stopping (close_all): no more changes.
+CLOSED = "closed"
 FILTERS = ("workspace_id", "conversation_id", "contact_id", "channel_id")
 
 
@@ -71,6 +78,7 @@ class Subscription:
         self.limit = limit
         self._changes = deque()
         self._overflowed = False
+        self._ended = False
         self._lock = threading.Lock()
         self._ready = threading.Event()
 
@@ -91,13 +99,22 @@ class Subscription:
 
     def next(self, timeout):
         """The changes queued since the last call, waiting up to `timeout`
-        seconds for one: a list (empty when none came), or RESYNC."""
+        seconds for one: a list (empty when none came), RESYNC, or CLOSED
+        (for good, whatever was queued: its subscriber reads afresh anyway)."""
         self._ready.wait(timeout)
         with self._lock:
+            if self._ended:
+                return CLOSED
             self._ready.clear()
             changes, self._changes = list(self._changes), deque()
             overflowed, self._overflowed = self._overflowed, False
         return RESYNC if overflowed else changes
+
+    def end(self):
+        """Answer CLOSED from now on, at once to a `next` waiting."""
+        with self._lock:
+            self._ended = True
+        self._ready.set()
 
     def close(self):
         _hub().unsubscribe(self)
@@ -137,6 +154,13 @@ def flush():
             _the_hub.wake()
 
 
+def close_all():
+    """End every subscription of this process, and those made after: it is
+    stopping. Call it from a greenlet or thread, not a signal handler (it
+    takes the locks a handler may have interrupted)."""
+    _hub().close_all()
+
+
 def watching():
     """Whether this process's watcher runs (it does while anyone subscribes)."""
     return _the_hub is not None and _the_hub.running()
@@ -157,9 +181,13 @@ class _Hub:
         self._wake = threading.Event()
         self._subscriptions = set()
         self._thread = None
+        self._closed = False
 
     def subscribe(self, subscription, mark):
         with self._lock:
+            if self._closed:
+                subscription.end()
+                return
             self._subscriptions.add(subscription)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -175,6 +203,13 @@ class _Hub:
         if thread is not None and thread is not threading.current_thread():
             self._wake.set()
             thread.join(timeout=5)
+
+    def close_all(self):
+        with self._lock:
+            self._closed = True
+            subscriptions = list(self._subscriptions)
+        for subscription in subscriptions:
+            subscription.end()
 
     def wake(self):
         self._wake.set()

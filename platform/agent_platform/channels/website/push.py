@@ -15,7 +15,9 @@ hold thousands of streams; the pool has 64), and it writes a heartbeat
 every `heartbeat` seconds without news (proxies keep it open; a dead client
 is found by the write failing), and ends after `lifetime` seconds (the
 browser reconnects with its Last-Event-ID), so no stream outlives a
-configuration or a deployment by much.
+configuration or a deployment by much. When the server stops, every stream
+ends at once (events.live.close_all), and the browser reconnects to the
+next one with its Last-Event-ID.
 """
 
 import threading
@@ -93,7 +95,10 @@ def follow(channel, visitor, since, seen, heartbeat, lifetime, clock=time.monoto
             yield changed
         quiet_until = clock() + heartbeat
         while (now := clock()) < deadline:
-            if not watch.next(min(quiet_until, deadline) - now):
+            news = watch.next(min(quiet_until, deadline) - now)
+            if news == live.CLOSED:
+                return
+            if not news:
                 if clock() >= quiet_until:
                     quiet_until = clock() + heartbeat
                     yield None
@@ -136,8 +141,11 @@ class _Watch:
         return live.subscribe(workspace_id, channel_id=self.channel.id)
 
     def next(self, timeout):
-        """Whether anything of the visitor's may have changed within `timeout`."""
+        """Whether anything of the visitor's may have changed within
+        `timeout`, or live.CLOSED: the process is stopping."""
         got = self.subscription.next(max(timeout, 0))
+        if got == live.CLOSED:
+            return got
         if not got or self.contact_id is not None:
             return bool(got)
         if got != live.RESYNC and not any(c.name == "conversation.created" for c in got):
