@@ -99,9 +99,11 @@ class Service:
             return log.read().splitlines()[-last:]
 
     def stop(self):
+        """SIGTERM, and wait: open push streams hold the worker up to
+        gunicorn's graceful timeout (30 s), after which it is killed."""
         if self.process:
             self.process.terminate()
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=60)
             self.process = None
 
     def cleanup(self):

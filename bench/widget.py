@@ -493,8 +493,9 @@ class BareTarget:
         return ["(the baseline logs nothing)"]
 
     def cleanup(self):
-        """gunicorn's graceful stop: a stream ends at its next heartbeat
-        (15 s) once its client has gone, and is cut at 30 s."""
+        """gunicorn's graceful stop: a stream whose client has gone ends at
+        its second heartbeat after (the first write still succeeds), and
+        is cut at 30 s."""
         self.process.terminate()
         self.process.wait(timeout=60)
 
@@ -614,9 +615,11 @@ def run_target(name, options, environ, probe_out):
             time.sleep(2.5)  # its last lines
     finally:
         control.stop()
-        target.cleanup()
-        if quota:
-            quota.remove()
+        try:
+            target.cleanup()
+        finally:
+            if quota:
+                quota.remove()
     return run
 
 
