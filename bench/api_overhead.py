@@ -1,9 +1,10 @@
 """Issue 2 benchmark: the service's per-request cost against a bare Flask endpoint.
 
-Starts `agent-platform serve` (gunicorn: a small master, one worker with
-threads, the scheduler in the worker) and a bare Flask app under the same
-gunicorn settings, and loads both with wrk over loopback at 16 connections:
-the bare endpoint, authenticated GET /v1/me, and GET /v1/custom-fields?limit=20
+Starts `agent-platform serve` (gunicorn: a small master, one gevent worker,
+the scheduler in the worker) and a bare Flask app under the same server
+(bench/bare_server.py: the same worker class and options), and loads both
+with wrk over loopback at 16 connections: the bare endpoint, authenticated
+GET /v1/me, and GET /v1/custom-fields?limit=20
 with 1,000 fields present, in alternating rounds so that all three see the
 same machine. Prints per round and as medians: requests/s, p50/p99 latency,
 CPU time per request of each server (utime + stime of its processes over the
@@ -25,7 +26,7 @@ costs about 1.35 M instructions in process against 0.80 M when kept (README).
 Targets: GET /v1/me >= 60% of bare; GET /v1/custom-fields?limit=20 (1,000 fields)
 >= 40% of bare; p99 < 25 ms at 16 connections; memory < 100 MB.
 
-    .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--threads N] [--pace-ms 40]
+    .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--pace-ms 40]
 """
 
 import argparse
@@ -107,23 +108,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, help="SERVER_THREADS of both (default: the default)")
     parser.add_argument("--pace-ms", type=int, default=40, help="pause per connection, paced runs")
     args = parser.parse_args()
 
-    from agent_platform.config import DEFAULTS
-
-    threads = args.threads or DEFAULTS["SERVER_THREADS"]
     # The rate limit (100/min) would turn the load into 429s; lift it, the
     # limiter still does its full work on every request.
-    service = Service(
-        {
-            "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
-            "AGENT_PLATFORM_SERVER_THREADS": str(threads),
-        }
-    ).start()
+    service = Service({"AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000"}).start()
     bare_port = free_port()
-    bare = bare_flask("bare_app:app", bare_port, threads=threads)
+    bare = bare_flask("bare_app:app", bare_port)
     try:
         seed_fields(service, 1000)
         headers = {"x-api-key": service.admin_key}
@@ -138,7 +130,7 @@ def main():
             Target("GET /v1/custom-fields?limit=20", check.url, headers, pid),
         ]
         paced = [Target(f"{t.label} (paced)", t.url, t.headers, t.pid) for t in targets]
-        print(f"wrk, 16 connections, {args.seconds} s per run, loopback, {threads} threads\n")
+        print(f"wrk, 16 connections, {args.seconds} s per run, loopback, one gevent worker\n")
         for number in range(1, args.rounds + 1):
             print(f"round {number}")
             for target in targets:

@@ -1,9 +1,12 @@
 """Shared pieces of the benchmarks: start servers the way `serve` does, load them with wrk.
 
 wrk is the load generator (`apt-get install wrk`): it runs outside Python, so the
-figures measure the server rather than the client.
+figures measure the server rather than the client. The service and the bare
+baselines run this checkout's code (platform/ first on their PYTHONPATH),
+whichever copy of the package the interpreter has installed.
 """
 
+import itertools
 import os
 import re
 import shutil
@@ -18,7 +21,15 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+
+
+def tree_environ(extra=None):
+    """os.environ and `extra`, with this checkout's platform/ first on
+    PYTHONPATH (an `extra` PYTHONPATH, such as the probe's, comes before it)."""
+    environ = {**os.environ, **(extra or {})}
+    paths = [environ.get("PYTHONPATH"), str(ROOT / "platform"), os.environ.get("PYTHONPATH")]
+    environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(filter(None, paths)))
+    return environ
 
 
 def free_port():
@@ -45,12 +56,13 @@ class Service:
         self.directory = tempfile.mkdtemp(prefix="agent-platform-bench-")
         self.database = os.path.join(self.directory, "bench.db")
         self.port = free_port()
-        self.env = {
-            **os.environ,
-            "AGENT_PLATFORM_DATABASE_PATH": self.database,
-            "AGENT_PLATFORM_LOG_LEVEL": "WARNING",
-            **(extra_env or {}),
-        }
+        self.env = tree_environ(
+            {
+                "AGENT_PLATFORM_DATABASE_PATH": self.database,
+                "AGENT_PLATFORM_LOG_LEVEL": "WARNING",
+                **(extra_env or {}),
+            }
+        )
         self.process = None
         self.admin_key = None
         self.log = os.path.join(self.directory, "serve.log")  # its warnings and errors
@@ -62,7 +74,7 @@ class Service:
     def start(self):
         with open(self.log, "w") as log:
             self.process = subprocess.Popen(
-                [str(BIN / "agent-platform"), "serve", "--port", str(self.port)],
+                [sys.executable, "-m", "agent_platform", "serve", "--port", str(self.port)],
                 cwd=self.directory,
                 env=self.env,
                 stdout=subprocess.PIPE,
@@ -87,9 +99,11 @@ class Service:
             return log.read().splitlines()[-last:]
 
     def stop(self):
+        """SIGTERM, and wait: open push streams hold the worker up to
+        gunicorn's graceful timeout (30 s), after which it is killed."""
         if self.process:
             self.process.terminate()
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=60)
             self.process = None
 
     def cleanup(self):
@@ -97,28 +111,33 @@ class Service:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def bare_flask(route_file, port, threads):
-    """A bare Flask app under the same gunicorn settings as the service."""
+def bare_flask(app, port, extra_env=None):
+    """A bare Flask app ("module:app" in bench/) under the service's own
+    server: bench/bare_server.py, gunicorn's gevent worker with the options
+    `serve` would take from the same AGENT_PLATFORM_* settings."""
+    environ = tree_environ({"AGENT_PLATFORM_LOG_LEVEL": "WARNING", **(extra_env or {})})
     process = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "--workers", "1", "--worker-class", "gthread", "--threads", str(threads),
-            "--bind", f"127.0.0.1:{port}", "--log-level", "warning", route_file,
-        ],
+        [sys.executable, str(ROOT / "bench" / "bare_server.py"), app, str(port)],
         cwd=ROOT / "bench",
+        env=environ,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    wait_until_up(f"http://127.0.0.1:{port}/")
+    )
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/")
+    except RuntimeError:
+        process.terminate()
+        process.wait()
+        raise
     return process
 
 
 def resident_mb(pid):
     """Memory of a process and those under it in MB: (RSS sum, PSS sum).
 
-    gunicorn forks its worker from the master, and the worker its widget
-    process, so they share most pages; RSS counts shared pages once per
-    process, PSS (proportional set size) once in all.
+    gunicorn forks its worker from the master, so they share pages; RSS
+    counts shared pages once per process, PSS (proportional set size) once
+    in all.
     """
     rss = pss = 0
     for candidate in [pid, *descendants(pid)]:
@@ -144,8 +163,7 @@ def cpu_seconds(pid):
 
 
 def descendants(pid):
-    """The processes under `pid`, at every depth (gunicorn's worker, and the
-    widget process the worker forks)."""
+    """The processes under `pid`, at every depth (gunicorn's worker)."""
     found = []
     for child in _children(pid):
         found += [child, *descendants(child)]
@@ -207,3 +225,67 @@ def wrk(
 def _latency(output, percentile):
     value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", output).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+class CpuQuota:
+    """A CPU cgroup of its own with a quota, as Docker's --cpus or a systemd
+    unit's CPUQuota= make one, for the processes put in it (their children
+    follow them). cgroup v2's cpu.max where the cpu controller is on the
+    unified hierarchy; else v1's cpu controller (cpu.cfs_quota_us). Root only.
+    `systemd-run --scope -p CPUQuota=` does the same where systemd runs."""
+
+    PERIOD_US = 100_000
+
+    def __init__(self, percent):
+        quota = int(self.PERIOD_US * percent / 100)
+        name = f"agent-platform-bench-{os.getpid()}-{next(_cgroups)}"
+        unified = Path("/sys/fs/cgroup")
+        if "cpu" in _read(unified / "cgroup.controllers").split():
+            self.kind, self.path = "v2", unified / name
+            subtree = unified / "cgroup.subtree_control"
+            if "cpu" not in _read(subtree).split():
+                subtree.write_text("+cpu")
+            self.path.mkdir()
+            (self.path / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
+        elif Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists():
+            self.kind, self.path = "v1", Path("/sys/fs/cgroup/cpu") / name
+            self.path.mkdir()
+            (self.path / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
+            (self.path / "cpu.cfs_quota_us").write_text(str(quota))
+        else:
+            raise RuntimeError("no CPU cgroup controller this process can use")
+        self.percent = percent
+
+    def enter(self, pid):
+        """Move `pid` and the processes under it into the group."""
+        for process in [pid, *descendants(pid)]:
+            (self.path / "cgroup.procs").write_text(str(process))
+
+    def throttled_seconds(self):
+        """How long the quota held the group back so far."""
+        stat = dict(line.split() for line in _read(self.path / "cpu.stat").splitlines())
+        if self.kind == "v2":
+            return int(stat.get("throttled_usec", 0)) / 1e6
+        return int(stat.get("throttled_time", 0)) / 1e9
+
+    def remove(self):
+        """Once its processes have ended."""
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+    def __str__(self):
+        return f"a CPU cgroup ({self.kind}) with a quota of {self.percent:g}% of one CPU"
+
+
+_cgroups = itertools.count()
+
+
+def _read(path):
+    try:
+        return Path(path).read_text()
+    except FileNotFoundError:
+        return ""

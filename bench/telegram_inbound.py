@@ -1,12 +1,12 @@
 """Issue 17 benchmark: Telegram webhook-mode updates stored per second.
 
-`agent-platform serve` (one process with threads, the scheduler in it, WAL)
+`agent-platform serve` (one gevent worker, the scheduler in it, WAL)
 receives single-message Updates at /inbound/telegram/{channel_id}, each with
 the channel's X-Telegram-Bot-Api-Secret-Token and a new update_id and
 message_id, from 1,000 customers whose contacts and conversations a warm-up
 created. Side by side in the same run, in alternating rounds, the bare Flask
-endpoint of bench/whatsapp_inbound.py (reads the body, answers 200, same
-gunicorn settings) gets the same bodies. Updates stored per second are
+endpoint of bench/whatsapp_inbound.py (reads the body, answers 200, under the
+same server) gets the same bodies. Updates stored per second are
 counted in the database after each round (rows, not answers).
 
 wrk makes the bodies itself (Lua): each thread numbers its own, so every
@@ -27,7 +27,7 @@ import tempfile
 import time
 
 import requests
-from loadgen import ROOT, Service, free_port
+from loadgen import Service, free_port
 from whatsapp_inbound import CUSTOMERS, THREADS, bare_server, load, stored
 
 SECRET = "bench-telegram-secret-token"
@@ -92,12 +92,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, help="SERVER_THREADS of both (default: the default)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "platform"))
-    from agent_platform.config import DEFAULTS
-
-    threads = args.threads or DEFAULTS["SERVER_THREADS"]
     work = tempfile.mkdtemp(prefix="telegram-bench-")
     script = os.path.join(work, "updates.lua")
     with open(script, "w") as handle:
@@ -105,7 +100,6 @@ def main():
     service = Service(
         {
             "AGENT_PLATFORM_INBOUND_MAX_REQUESTS_PER_MINUTE": "1000000000",
-            "AGENT_PLATFORM_SERVER_THREADS": str(threads),
             "AGENT_PLATFORM_SERVER_PUBLIC_URL": "https://bench.example.com",
             "AGENT_PLATFORM_TELEGRAM_API_BASE": "http://127.0.0.1:9",
             "AGENT_PLATFORM_TELEGRAM_TIMEOUT_SECONDS": "1",
@@ -113,12 +107,12 @@ def main():
         }
     ).start()
     bare_port = free_port()
-    bare = bare_server(bare_port, threads)
+    bare = bare_server(bare_port, {})
     try:
         url = f"{service.base}/inbound/telegram/{create_channel(service)}"
         print(
-            f"wrk -t{THREADS} -c16, {args.seconds} s per run, loopback, {threads} server "
-            f"threads, {os.cpu_count()} CPUs shared by all\n"
+            f"wrk -t{THREADS} -c16, {args.seconds} s per run, loopback, one gevent worker "
+            f"each, {os.cpu_count()} CPUs shared by all\n"
         )
         elapsed = warm_up(url)
         assert stored(service.database) == CUSTOMERS

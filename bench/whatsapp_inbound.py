@@ -1,6 +1,6 @@
 """Issue 6 benchmark: signed WhatsApp webhook POSTs stored per second.
 
-`agent-platform serve` (gunicorn, one process with threads, the scheduler in
+`agent-platform serve` (gunicorn, one gevent worker, the scheduler in
 the same process, WAL with synchronous=NORMAL: every 200 is answered after
 its COMMIT) receives single-message POSTs at /inbound/whatsapp/{channel_id},
 each signed with the channel's app secret (X-Hub-Signature-256 over the raw
@@ -9,7 +9,8 @@ conversations a warm-up created (the steady state of a busy number; the
 warm-up's rate, where every message makes a new contact, is printed too).
 Side by side in
 the same run, in alternating rounds, a bare Flask endpoint that reads the body
-and answers 200 under the same gunicorn settings gets the same bodies.
+and answers 200 under the same server (bench/bare_server.py: the same
+gevent worker and options) gets the same bodies.
 
 Load generator: wrk (outside Python, so the figures measure the servers).
 wrk's Lua has no HMAC, so the bodies are signed beforehand here: every round
@@ -38,7 +39,7 @@ import tempfile
 import time
 
 import requests
-from loadgen import BIN, ROOT, Service, _latency, cpu_seconds, free_port, wait_until_up
+from loadgen import Service, _latency, bare_flask, cpu_seconds, free_port
 
 APP_SECRET = "bench-app-secret"
 PHONE_NUMBER_ID = "106540352242922"
@@ -105,19 +106,9 @@ def write_bodies(prefix, round_name, count, first=0):
     return prefix
 
 
-def bare_server(port, threads):
-    process = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "--workers", "1", "--worker-class", "gthread", "--threads", str(threads),
-            "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "bare_inbound_app:app",
-        ],
-        cwd=ROOT / "bench",
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    wait_until_up(f"http://127.0.0.1:{port}/")
-    return process
+def bare_server(port, extra_env):
+    """The baseline, under the service's server with the same settings."""
+    return bare_flask("bare_inbound_app:app", port, extra_env)
 
 
 def warm_up(url, prefix):
@@ -179,26 +170,18 @@ def main():
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--bodies", type=int, default=40000, help="signed bodies per round")
-    parser.add_argument("--threads", type=int, help="SERVER_THREADS of both (default: the default)")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT / "platform"))
-    from agent_platform.config import DEFAULTS
-
-    threads = args.threads or DEFAULTS["SERVER_THREADS"]
-
     work = tempfile.mkdtemp(prefix="whatsapp-bench-")
     script = os.path.join(work, "signed.lua")
     with open(script, "w") as handle:
         handle.write(LUA)
-    service = Service(
-        {
-            "AGENT_PLATFORM_INBOUND_MAX_REQUESTS_PER_MINUTE": "1000000000",
-            "AGENT_PLATFORM_MEDIA_DIR": os.path.join(work, "media"),
-            "AGENT_PLATFORM_SERVER_THREADS": str(threads),
-        }
-    ).start()
+    environ = {
+        "AGENT_PLATFORM_INBOUND_MAX_REQUESTS_PER_MINUTE": "1000000000",
+        "AGENT_PLATFORM_MEDIA_DIR": os.path.join(work, "media"),
+    }
+    service = Service(environ).start()
     bare_port = free_port()
-    bare = bare_server(bare_port, threads)
+    bare = bare_server(bare_port, environ)
     try:
         channel_id = create_channel(service)
         url = f"{service.base}/inbound/whatsapp/{channel_id}"
@@ -211,7 +194,7 @@ def main():
         print(
             f"{args.bodies} signed bodies per round written in "
             f"{time.perf_counter() - started:.1f} s; wrk -t{THREADS} -c{CONNECTIONS}, "
-            f"{args.seconds} s per run, loopback, {threads} server threads, "
+            f"{args.seconds} s per run, loopback, one gevent worker each, "
             f"{os.cpu_count()} CPUs shared by all\n"
         )
         # Warm-up: one message per customer, each making a contact, a

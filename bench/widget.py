@@ -1,18 +1,27 @@
 """Website widget benchmark: many open widgets on one `agent-platform serve`.
 
-The service is started as a self-hoster runs it (gunicorn, one worker for
-the API and the widget process it forks for widget requests and the
-scheduler, server.threads threads each), with the agent answering from
-its knowledge (the offline provider, instant) and no debounce. N widgets
-(500 by default) behave as widget.js does with its panel open on a visible
-page: a session, then polls of GET .../api/messages with the tag and since
-of the previous answer (so most are the cheap 204), each after the pause
-the previous answer's X-Poll-After gives (1 s while the visitor's message
+The service is started as a self-hoster runs it (gunicorn's gevent worker:
+one process, the scheduler in it), with the agent answering from its
+knowledge (the offline provider, instant) and no debounce. N widgets (500
+by default) behave as widget.js does with its panel open on a visible page:
+a session, then polls of GET .../api/messages with the tag and since of the
+previous answer (so most are the cheap 204), each after the pause the
+previous answer's X-Poll-After gives (1 s while the visitor's message
 awaits its answer, else 5 s) or, from a service that gives none, every
 second for 30 s after the visitor wrote or was answered and every 5 s after
 that. Each widget sends a message every 20 to 40 s (--every LOW-HIGH), the
 first within 30 s of the start (within the mean interval).
-They run in one asyncio loop of this process, on keep-alive connections.
+They run in one asyncio loop of this process, on keep-alive connections,
+each widget from a loopback address of its own (127.1.x.y), as browsers
+come from theirs: the service caps the connections of one address
+(server.max_connections_per_address).
+
+The same run then does all of it again against the bare baseline:
+bench/bare_widget_app.py (the widget's routes and /v1/me answered from
+memory, a message answered 50 ms after it is posted) under the service's
+own server (bench/bare_server.py: the same gevent worker and options).
+Both get server.max_connections = 2 x widgets + 100: an open widget holds
+its stream and, for a while after it wrote, a kept-alive connection.
 
 After 20 s (every widget polls by then), /v1/me is measured in turn alone
 and with the widgets, --rounds times each (3 by default): for a window
@@ -24,7 +33,7 @@ pools the requests of all its windows. --null keeps the widgets paused in
 the second windows too: the ratio then shows how far the figures move
 between windows when nothing differs (the measure's own noise).
 
-Figures:
+Figures, for the service and the bare baseline:
 - reply visible: from sending a message to the poll that first shows the
   agent's answer to it, p50/p95/max (includes up to one poll interval, 1 s);
 - /v1/me p99 for API clients (wrk, --api-connections paced connections,
@@ -33,38 +42,38 @@ Figures:
   connections fall into step); --api-seconds per window, 10 by default)
   without the widgets and with them, and the ratio; each window's p99,
   and the pooled p50 and p90 too;
+- memory: RSS and PSS summed over the server's processes (gunicorn's
+  master and worker), sampled every half second while /v1/me is measured
+  with the widgets: median and peak;
 - the widgets' poll rate, and how many polls were 204, while measured;
   the errors over the run by kind (a status other than the one expected,
   or a new connection reset);
 - the load average before the run, and while /v1/me is measured alone and
-  with the widgets, the service's time on a CPU and runnable but waiting
+  with the widgets, the server's time on a CPU and runnable but waiting
   for one, and the time the host took of the machine's CPUs (steal time,
-  where the machine is virtual); the windows in which the service's
+  where the machine is virtual); the windows in which the server's
   processes were started anew, and, when that or an error happened, the
-  last lines of its log.
+  last lines of the service's log.
 
---pin runs the service on CPU 0 and this process and wrk on CPU 1, all at
-nice -10 (root only), so that the load generators and other work on the
-machine take as little as may be from the service, and the service's
-processes share one CPU. --probe loads bench/probe/ into the service and
-splits each /v1/me and poll into the wait from its packet's arrival to the
-main thread (on a kept-alive connection), its wait for a thread, its
-handler's time, and the main thread's delay after; and gives the time from
-its arrival to its handler's end. --old-script: the widgets ignore
+--cgroup-quota PERCENT puts each server's processes in a CPU cgroup of
+their own with that quota (200: two CPUs' worth), as Docker's --cpus or a
+systemd unit's CPUQuota= do (loadgen.CpuQuota: cgroup v2's cpu.max, or v1's
+cpu controller; root only), and reports how long the quota held it back.
+--pin runs the servers on CPU 0 and this process and wrk on CPU 1, all at
+nice -10 (root only). --probe loads bench/probe/ into the service: each
+request's handler time by kind, and the event loop's lag (how late a
+greenlet sleeping 10 ms at a time wakes: what anything ready waited for
+the greenlet holding the loop). --old-script: the widgets ignore
 X-Poll-After, as a widget.js pasted before it does. --push: the widgets
 listen to the push stream (GET .../api/events, server-sent events) as
 widget.js does where it can, and never poll; each holds its stream open
 (reconnecting with Last-Event-ID when one ends), through the windows alone
 too (an open widget's idle stream is part of the quiet service), and the
 reply visible figure is from sending to the event that shows the answer.
-Today's threaded server holds a thread per open stream, so --push runs it
-with server.threads = widgets + 8 (and as a thread keeps its pooled
-database connection, of which there are 64, it cannot hold many more than
-50 widgets: a gevent server's are not held).
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
-        [--old-script | --push] [--null] [--every 20-40] [--api-connections 16] [--api-seconds 10]
-        [--api-jitter 0.5]
+        [--old-script | --push] [--null] [--cgroup-quota 200] [--every 20-40]
+        [--api-connections 16] [--api-seconds 10] [--api-jitter 0.5]
 """
 
 import argparse
@@ -82,7 +91,16 @@ from pathlib import Path
 import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loadgen import PACED_SCRIPT, Service, descendants, wrk  # noqa: E402
+from loadgen import (  # noqa: E402
+    PACED_SCRIPT,
+    CpuQuota,
+    Service,
+    bare_flask,
+    descendants,
+    free_port,
+    resident_mb,
+    wrk,
+)
 
 PROBE = Path(__file__).resolve().parent / "probe"
 
@@ -99,12 +117,13 @@ RAMP, RESUME = 20, 10
 
 
 class Connection:
-    """One keep-alive HTTP/1.1 connection (a widget's browser has its own).
-    gunicorn closes a connection idle for 2 s (its keepalive), so a widget
-    polling every 5 s or more opens a new one, as a browser does."""
+    """One keep-alive HTTP/1.1 connection (a widget's browser has its own),
+    from the widget's own address. When the server has closed it (idle past
+    server.keepalive_seconds), the next request opens a new one, as a
+    browser does."""
 
-    def __init__(self, port):
-        self.port, self.reader, self.writer = port, None, None
+    def __init__(self, port, address):
+        self.port, self.address, self.reader, self.writer = port, address, None, None
         self.poll_after = None  # the last answer's X-Poll-After
 
     async def request(self, method, path, headers, body=None):
@@ -117,7 +136,7 @@ class Connection:
         if self.writer is not None:  # kept alive, unless the server has closed it
             status_line = await self._send(sent)
         if not status_line:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            self.reader, self.writer = await connect(self.port, self.address)
             status_line = await self._send(sent)
         if not status_line:  # a new connection reset too: an error, and the next opens anew
             self.writer.close()
@@ -175,8 +194,17 @@ class Control:
             self.loop.call_soon_threadsafe(self.running.set)
 
 
-async def widget(port, channel, figures, control, old_script, every):
-    connection = Connection(port)
+async def connect(port, address):
+    return await asyncio.open_connection("127.0.0.1", port, local_addr=(address, 0))
+
+
+def widget_address(number):
+    """The number-th widget's loopback address: 127.1.0.1, 127.1.0.2, ..."""
+    return f"127.1.{number // 250}.{number % 250 + 1}"
+
+
+async def widget(port, address, channel, figures, control, old_script, every):
+    connection = Connection(port, address)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
     _, started = await connection.request("POST", base + "session", {}, {})
@@ -217,15 +245,15 @@ async def widget(port, channel, figures, control, old_script, every):
         await asyncio.sleep(pace(hint, time.monotonic() < active_until))
 
 
-async def pushed_widget(port, channel, figures, control, every):
+async def pushed_widget(port, address, channel, figures, control, every):
     """A widget that listens to its stream and only writes."""
-    connection = Connection(port)
+    connection = Connection(port, address)
     await asyncio.sleep(random.random() * FAST)
     base = f"/widget/{channel}/api/"
     _, started = await connection.request("POST", base + "session", {}, {})
     token = started["data"]["visitor_token"]
     waiting, count = {}, 0
-    listener = asyncio.create_task(listen(port, base, token, waiting, figures, control))
+    listener = asyncio.create_task(listen(port, address, base, token, waiting, figures, control))
     next_send = time.monotonic() + random.uniform(0, every[0] + every[1]) / 2
     while not control.stopped.is_set():
         if not control.running.is_set():
@@ -249,12 +277,12 @@ async def pushed_widget(port, channel, figures, control, every):
     listener.cancel()
 
 
-async def listen(port, base, token, waiting, figures, control):
+async def listen(port, address, base, token, waiting, figures, control):
     """The widget's stream, opened again whenever it ends (HTTP/1.0, so the
     body is the events as written, not chunked)."""
     last_id, known = None, set()
     while not control.stopped.is_set():
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await connect(port, address)
         lines = [f"GET {base}events?token={token} HTTP/1.0", "Host: bench", f"Origin: {ORIGIN}"]
         lines += [f"Last-Event-ID: {last_id}"] if last_id else []
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
@@ -265,15 +293,17 @@ async def listen(port, base, token, waiting, figures, control):
         if status != 200:
             figures.errors["stream", status] += 1
             await asyncio.sleep(2)
-        while (line := await reader.readline()) != b"":
-            if line.startswith(b"id: "):
-                last_id = line[4:].strip().decode()
-            elif line.startswith(b"data: "):
-                messages = json.loads(line[6:])["messages"]
-                fresh = [m for m in messages if m["id"] not in known]
-                known.update(m["id"] for m in messages)
-                answered(fresh, waiting, figures)
-        writer.close()
+        try:
+            while (line := await reader.readline()) != b"":
+                if line.startswith(b"id: "):
+                    last_id = line[4:].strip().decode()
+                elif line.startswith(b"data: "):
+                    messages = json.loads(line[6:])["messages"]
+                    fresh = [m for m in messages if m["id"] not in known]
+                    known.update(m["id"] for m in messages)
+                    answered(fresh, waiting, figures)
+        finally:  # cancelled at the end too: the server sees the stream closed
+            writer.close()
 
 
 def pace(poll_after, active):
@@ -316,11 +346,16 @@ def setup(service):
 def run_widgets(port, channel, count, control, figures, old_script, every, push):
     async def all_of_them():
         control.start()
+        addresses = (widget_address(number) for number in range(count))
         if push:
-            widgets = (pushed_widget(port, channel, figures, control, every) for _ in range(count))
+            widgets = (
+                pushed_widget(port, address, channel, figures, control, every)
+                for address in addresses
+            )
         else:
             widgets = (
-                widget(port, channel, figures, control, old_script, every) for _ in range(count)
+                widget(port, address, channel, figures, control, old_script, every)
+                for address in addresses
             )
         await asyncio.gather(*widgets)
 
@@ -340,12 +375,16 @@ class Phase:
     def __init__(self):
         self.latency, self.p99s, self.spans, self.used = Counter(), [], [], Counter()
         self.replaced = 0  # windows in which the service's processes were started anew
+        self.memory = []  # (RSS, PSS) in MB, every half second while measured
 
     def measure(self, service, options, figures):
         headers = {"x-api-key": service.admin_key}
         connections = options.api_connections
         before, start = readings(service, figures), time.time()
         processes = service_processes(service)
+        done = threading.Event()
+        sampler = threading.Thread(target=self.sample, args=(service.process.pid, done))
+        sampler.start()
         measured = wrk(
             service.base + "/v1/me",
             connections,
@@ -355,12 +394,28 @@ class Phase:
             script=PACED_SCRIPT,
             jitter=options.api_jitter,
         )
+        done.set()
+        sampler.join()
         self.used.update(readings(service, figures))
         self.used.subtract(before)
         self.replaced += service_processes(service) != processes
         self.spans.append((start, time.time()))
         self.latency.update(measured["histogram"])
         self.p99s.append(measured["p99_ms"])
+
+    def sample(self, pid, done):
+        while not done.wait(0.5):
+            self.memory.append(resident_mb(pid))
+
+    def memory_text(self):
+        """E.g. "PSS 80 MB (peak 82), RSS 110 MB (peak 112)": medians and peaks."""
+        parts = []
+        for name, values in (
+            ("PSS", [m[1] for m in self.memory]),
+            ("RSS", [m[0] for m in self.memory]),
+        ):
+            parts.append(f"{name} {statistics.median(values):.0f} MB (peak {max(values):.0f})")
+        return ", ".join(parts)
 
     @property
     def seconds(self):
@@ -420,7 +475,41 @@ def settle(figures, limit=30):
     time.sleep(2)
 
 
-def main():
+class BareTarget:
+    """The baseline, bench/bare_widget_app.py, under the service's server;
+    what the benchmark needs of a Service."""
+
+    admin_key = "bare"
+
+    def __init__(self, environ):
+        self.port = free_port()
+        self.process = bare_flask("bare_widget_app:app", self.port, environ)
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def logged(self):
+        return ["(the baseline logs nothing)"]
+
+    def cleanup(self):
+        """gunicorn's graceful stop: a stream whose client has gone ends at
+        its second heartbeat after (the first write still succeeds), and
+        is cut at 30 s."""
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+class Run:
+    """One target's figures: the service's or the baseline's."""
+
+    def __init__(self, name):
+        self.name, self.figures, self.throttled = name, Figures(), None
+        self.alone = self.loaded = None
+        self.elapsed = 0.0
+
+
+def parse_options():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--widgets", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3, help="windows alone, and loaded, each")
@@ -429,6 +518,9 @@ def main():
     parser.add_argument("--old-script", action="store_true")
     parser.add_argument("--push", action="store_true", help="streams instead of polls")
     parser.add_argument("--null", action="store_true", help="the second windows alone too")
+    parser.add_argument(
+        "--cgroup-quota", type=float, help="PERCENT of one CPU: each server in a CPU cgroup"
+    )
     parser.add_argument("--api-connections", type=int, default=16, help="wrk's paced connections")
     parser.add_argument("--api-seconds", type=int, default=10, help="each /v1/me window's length")
     parser.add_argument(
@@ -440,38 +532,68 @@ def main():
     parser.add_argument(
         "--every", type=seconds_range, default=(20, 40), help="LOW-HIGH seconds between messages"
     )
-    options = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    options = parse_options()
     environ = {
         "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
         "AGENT_PLATFORM_WIDGET_ADDRESS_REQUESTS_PER_MINUTE": "1000000",
         "AGENT_PLATFORM_WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE": "1000000",
         # wrk's API client must not meet the per-key limit either.
         "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
+        "AGENT_PLATFORM_SERVER_MAX_CONNECTIONS": str(2 * options.widgets + 100),
     }
-    if options.push:
-        environ["AGENT_PLATFORM_SERVER_THREADS"] = str(options.widgets + 8)
-    probe_out = None
-    if options.probe:
-        probe_out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"widget-probe-{os.getpid()}")
-        environ.update(PYTHONPATH=str(PROBE), WIDGET_PROBE_OUT=probe_out)
     load_before = os.getloadavg()[0]
     if options.pin:
         os.nice(-10)
-        os.sched_setaffinity(0, {0})  # the service inherits CPU 0
-    service = Service(environ).start()
+    print(f"load average (1 min) before the run: {load_before:.2f}", flush=True)
+    probe_out = None
+    if options.probe:
+        probe_out = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"widget-probe-{os.getpid()}")
+    service = run_target("service", options, environ, probe_out)
+    bare = run_target("bare", options, environ, None)
+    print(
+        f"against the bare baseline: /v1/me p99 loaded {service.loaded.p99():.1f} ms against "
+        f"{bare.loaded.p99():.1f} ms; PSS median {pss(service) - pss(bare):+.0f} MB "
+        f"({pss(service):.0f} against {pss(bare):.0f} MB)"
+    )
+    if probe_out:
+        report_probe(probe_out, {"alone": service.alone.spans, "loaded": service.loaded.spans})
+
+
+def pss(run):
+    return statistics.median(m[1] for m in run.loaded.memory)
+
+
+def run_target(name, options, environ, probe_out):
+    """Start the service or the baseline, load it, report, stop it."""
+    run = Run(name)
+    quota = CpuQuota(options.cgroup_quota) if options.cgroup_quota else None
+    if options.pin:
+        os.sched_setaffinity(0, {0})  # the server inherits CPU 0
+    if name == "service":
+        probe = {"PYTHONPATH": str(PROBE), "WIDGET_PROBE_OUT": probe_out} if probe_out else {}
+        target = Service({**environ, **probe}).start()
+        channel = setup(target)
+    else:
+        target, channel = BareTarget(environ), "bare"
     if options.pin:
         os.sched_setaffinity(0, {1})  # this process and wrk
+    control = Control()
     try:
-        channel = setup(service)
-        figures, control = Figures(), Control()
+        if quota:
+            quota.enter(target.process.pid)
+            throttled_before = quota.throttled_seconds()
         load = threading.Thread(
             target=run_widgets,
             args=(
-                service.port,
+                target.port,
                 channel,
                 options.widgets,
                 control,
-                figures,
+                run.figures,
                 options.old_script,
                 options.every,
                 options.push,
@@ -480,20 +602,25 @@ def main():
         started = time.monotonic()
         load.start()
         time.sleep(RAMP)
-        alone, loaded = alternate(service, options, control, figures)
+        run.alone, run.loaded = alternate(target, options, control, run.figures)
         control.stop()
         load.join()
-        print(f"load average (1 min) before the run: {load_before:.2f}")
-        report(options, figures, alone, loaded, time.monotonic() - started)
-        if figures.errors or alone.replaced or loaded.replaced:
-            print("  the service's log ends:", *service.logged(), sep="\n    ")
+        run.elapsed = time.monotonic() - started
+        if quota:
+            run.throttled = quota.throttled_seconds() - throttled_before
+        report(options, run, quota)
+        if run.figures.errors or run.alone.replaced or run.loaded.replaced:
+            print("  the server's log ends:", *target.logged(), sep="\n    ")
         if probe_out:
             time.sleep(2.5)  # its last lines
     finally:
         control.stop()
-        service.cleanup()
-    if probe_out:
-        report_probe(probe_out, {"alone": alone.spans, "loaded": loaded.spans})
+        try:
+            target.cleanup()
+        finally:
+            if quota:
+                quota.remove()
+    return run
 
 
 def stolen():
@@ -519,40 +646,33 @@ def service_cpu(pid):
 
 
 def report_probe(path, phases):
-    records = []
+    """The probe's records (sitecustomize.py) by phase: handler times by
+    kind of request, and the event loop's lag."""
+    handled, lags = [], []
     with open(path) as lines:
         for line in lines:
-            records += json.loads(line)["records"]
+            written = json.loads(line)
+            handled += written["requests"]
+            lags += written["lags"]
     os.remove(path)
     for name, spans in phases.items():
 
         def within(moment, spans=spans):
             return any(start <= moment <= end for start, end in spans)
 
-        for kind in ("me", "poll"):
-            rows = [row for row in records if row[0] == kind and within(row[4])]
-            arrived = [row for row in rows if row[5] is not None]
-            if arrived:
-                waits = [row[5] for row in arrived]
-                served = [row[5] + row[1] + row[2] for row in arrived]
+        for kind in ("me", "poll", "widget"):
+            times = [row[1] for row in handled if row[0] == kind and within(row[2])]
+            if times:
                 print(
-                    f"  {name:6} {kind:4} ({len(arrived)}): arrival to the main thread "
-                    f"{percentile(waits, 0.5):.2f} / {percentile(waits, 0.99):.2f} ms, "
-                    f"to the handler's end {percentile(served, 0.5):.2f} / "
-                    f"{percentile(served, 0.99):.2f} ms"
+                    f"  {name:6} {kind:6} ({len(times)}): handler "
+                    f"{percentile(times, 0.5):.2f} / {percentile(times, 0.99):.2f} ms (p50 / p99)"
                 )
-            if rows:
-                columns = list(zip(*rows, strict=True))[1:4]
-                parts = zip(
-                    ("wait for a thread", "handler", "main thread after"), columns, strict=True
-                )
-                print(
-                    f"  {name:6} {kind:4} ({len(rows)}): "
-                    + ", ".join(
-                        f"{part} {percentile(values, 0.5):.1f} / {percentile(values, 0.99):.1f} ms"
-                        for part, values in parts
-                    )
-                )
+        late = [row[1] for row in lags if within(row[0])]
+        if late:
+            print(
+                f"  {name:6} event loop lag ({len(late)} wake-ups): {percentile(late, 0.5):.2f} / "
+                f"{percentile(late, 0.99):.2f} ms, max {max(late) * 1000:.1f} ms"
+            )
 
 
 def percentile(values, fraction):
@@ -569,12 +689,14 @@ def errors_text(errors):
     return f"{errors.total()} errors ({named})"
 
 
-def report(options, figures, alone, loaded, elapsed):
+def report(options, run, quota):
+    figures, alone, loaded = run.figures, run.alone, run.loaded
     visible = sorted(figures.visible)
     low, high = options.every
+    where = f", in {quota}" if quota else ""
     print(
-        f"{options.widgets} widgets on one serve process for {elapsed:.0f} s, "
-        f"{loaded.seconds:.0f} s of them measured with the widgets; "
+        f"{run.name}: {options.widgets} widgets on one gevent worker{where} for "
+        f"{run.elapsed:.0f} s, {loaded.seconds:.0f} s of them measured with the widgets; "
         f"a message every {low:g}-{high:g} s each"
     )
     if options.push:
@@ -604,10 +726,11 @@ def report(options, figures, alone, loaded, elapsed):
     )
     rounds = zip(alone.p99s, loaded.p99s, strict=True)
     print("    each round's: " + ", ".join(f"{a:.1f} -> {b:.1f} ms" for a, b in rounds))
+    print(f"  memory (all its processes) while loaded: {loaded.memory_text()}")
     for name, phase in (("alone", alone), ("loaded", loaded)):
         used = phase.used
         print(
-            f"  service while /v1/me was {name}: {used['on_cpu']:.1f} s on a CPU, "
+            f"  server while /v1/me was {name}: {used['on_cpu']:.1f} s on a CPU, "
             f"{used['waiting']:.1f} s runnable but waiting for one "
             "(all its processes and threads); "
             f"the host took {used['stolen']:.1f} s of the machine's CPUs"
@@ -617,6 +740,8 @@ def report(options, figures, alone, loaded, elapsed):
                 f"    its processes were started anew in {phase.replaced} of these windows "
                 "(their CPU times do not add up there)"
             )
+    if run.throttled is not None:
+        print(f"  the quota held it back for {run.throttled:.1f} s in the run")
 
 
 if __name__ == "__main__":

@@ -1,132 +1,79 @@
 """A probe for bench/widget.py --probe, loaded by every Python process that
 finds this directory on PYTHONPATH and acting only where WIDGET_PROBE_OUT is
-set (the service's processes). In the gunicorn worker it records, per
-request: the time from its packet's arrival to the main thread's taking it
-(on a kept-alive connection), the wait for a thread (queued by the main
-thread to handler start), the handler's time, and the main thread's delay
-in taking the connection back. Every 2 s it appends what is new as a JSON
-line, with each thread's time on a CPU and time runnable but waiting for
-one (/proc/.../schedstat). Its only thread is that writer: a thread that
-woke every millisecond to time its own sleep, contending for the GIL and
-the CPU, changed what it measured (docs/benchmarks.md)."""
+set (the service's processes). In gunicorn's gevent worker it records, per
+request, its kind and its handler's time (the WSGI app and the writing of
+its answer; a push stream's, which lasts as long as the stream, is left
+out), and the event loop's lag: a greenlet sleeping 10 ms at a time notes
+how late it wakes, which is how long anything ready to run (a request
+whose bytes arrived) waited for the greenlet holding the loop. Every 2 s
+another greenlet appends what is new as a JSON line. Greenlets, not
+threads: a thread waking every millisecond to time its own sleep contended
+for the interpreter lock and changed what it measured (docs/benchmarks.md);
+a greenlet's timer is one more event in the loop it measures."""
 
 import json
 import os
-import socket
-import struct
-import threading
 import time
 
 OUT = os.environ.get("WIDGET_PROBE_OUT")
-# Linux's: the kernel stamps each packet with its arrival (CLOCK_REALTIME).
-SO_TIMESTAMPNS = SCM_TIMESTAMPNS = 35
-TIMESPEC = struct.Struct("qq")
-
-
-def arrival_delay(conn):
-    """Seconds from the arrival of the first unread packet to now; None
-    when it bears no stamp (the connection's first, before the option)."""
-    if not getattr(conn, "stamped", False):
-        conn.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        conn.stamped = True
-        return None
-    try:
-        _, ancillary, _, _ = conn.sock.recvmsg(1, 64, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except OSError:
-        return None
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == SCM_TIMESTAMPNS:
-            seconds, nanoseconds = TIMESPEC.unpack(data[: TIMESPEC.size])
-            return time.time() - (seconds + nanoseconds / 1e9)
-    return None
+TICK = 0.01
 
 
 def kind(req):
     if req.path == "/v1/me":
         return "me"
     if req.path.startswith("/widget/"):
+        if req.path.endswith("/api/events"):
+            return "stream"
         return "poll" if req.method == "GET" and req.path.endswith("/api/messages") else "widget"
     return "other"
 
 
 def install(worker_class):
-    records, lock = [], threading.Lock()
-    enqueue, handle, handle_request, finish = (
-        worker_class.enqueue_req,
-        worker_class.handle,
-        worker_class.handle_request,
-        worker_class.finish_request,
-    )
+    records = {"requests": [], "lags": []}
+    handle_request, run = worker_class.handle_request, worker_class.run
 
-    def timed_enqueue(self, conn):
-        conn.probe = {"queued": time.perf_counter(), "arrival": arrival_delay(conn)}
-        return enqueue(self, conn)
-
-    def timed_handle(self, conn):
-        conn.probe["started"] = time.perf_counter()
+    def timed_handle_request(self, listener_name, req, sock, addr):
+        started = time.perf_counter()
         try:
-            return handle(self, conn)
+            return handle_request(self, listener_name, req, sock, addr)
         finally:
-            conn.probe["ended"] = time.perf_counter()
-
-    def typed_handle_request(self, req, conn):
-        conn.probe["kind"] = kind(req)
-        return handle_request(self, req, conn)
-
-    def timed_finish(self, conn, future):
-        probe = getattr(conn, "probe", {})
-        if "kind" in probe:
-            row = (
-                probe["kind"],
-                probe["started"] - probe["queued"],
-                probe["ended"] - probe["started"],
-                time.perf_counter() - probe["ended"],
-                time.time(),
-                probe["arrival"],
-            )
-            with lock:
-                records.append(row)
-        return finish(self, conn, future)
-
-    worker_class.enqueue_req, worker_class.handle = timed_enqueue, timed_handle
-    worker_class.handle_request, worker_class.finish_request = typed_handle_request, timed_finish
-    run = worker_class.run
+            if kind(req) != "stream":
+                elapsed = time.perf_counter() - started
+                records["requests"].append((kind(req), elapsed, time.time()))
 
     def probed_run(self):
-        threading.Thread(target=writer, args=(records, lock), daemon=True).start()
+        import gevent
+
+        gevent.spawn(measure_lag, records["lags"])
+        gevent.spawn(writer, records)
         return run(self)
 
-    worker_class.run = probed_run
+    worker_class.handle_request, worker_class.run = timed_handle_request, probed_run
 
 
-def writer(records, lock):
-    written = 0
+def measure_lag(lags):
+    import gevent
+
     while True:
-        time.sleep(2)
-        with lock:
-            new = records[written:]
-        written += len(new)
-        line = {"records": new, "threads": threads_cpu()}
+        started = time.perf_counter()
+        gevent.sleep(TICK)
+        lags.append((time.time(), max(0.0, time.perf_counter() - started - TICK)))
+
+
+def writer(records):
+    import gevent
+
+    while True:
+        gevent.sleep(2)
+        new = {name: rows[:] for name, rows in records.items()}
+        for rows in records.values():
+            rows.clear()
         with open(OUT, "a") as out:
-            out.write(json.dumps(line) + "\n")
-
-
-def threads_cpu():
-    """{thread name: (seconds on a CPU, seconds runnable waiting for one)}."""
-    names = {thread.native_id: thread.name for thread in threading.enumerate()}
-    names[os.getpid()] = "main"
-    times = {}
-    for tid in os.listdir(f"/proc/{os.getpid()}/task"):
-        try:
-            with open(f"/proc/{os.getpid()}/task/{tid}/schedstat") as stat:
-                on_cpu, waiting, _ = stat.read().split()
-        except FileNotFoundError:  # a thread that ended meanwhile (a job's)
-            continue
-        times[f"{names.get(int(tid), 'other')}:{tid}"] = (int(on_cpu) / 1e9, int(waiting) / 1e9)
-    return times
+            out.write(json.dumps(new) + "\n")
 
 
 if OUT:
-    from gunicorn.workers.gthread import ThreadWorker
+    from gunicorn.workers.ggevent import GeventWorker
 
-    install(ThreadWorker)
+    install(GeventWorker)
