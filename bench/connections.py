@@ -32,7 +32,15 @@ import threading
 import time
 from collections import Counter
 
-from loadgen import PACED_SCRIPT, Service, bare_flask, free_port, resident_mb, wrk
+from loadgen import (
+    PACED_SCRIPT,
+    Service,
+    bare_flask,
+    free_port,
+    histogram_percentile,
+    resident_mb,
+    wrk,
+)
 
 REQUEST = {
     "idle": b"GET /v1/health HTTP/1.1\r\nHost: bench\r\n\r\n",
@@ -126,12 +134,7 @@ class Window:
         self.memory.append(resident_mb(pid))
 
     def percentile(self, fraction):
-        rank, seen = sum(self.latency.values()) * fraction, 0
-        for microseconds in sorted(self.latency):
-            seen += self.latency[microseconds]
-            if seen >= rank:
-                return microseconds / 1000
-        return 0.0
+        return histogram_percentile(self.latency, fraction)
 
 
 def measure(name, url, headers, process, port, options):

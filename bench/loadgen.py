@@ -222,6 +222,17 @@ def wrk(
     }
 
 
+def histogram_percentile(histogram, fraction):
+    """The latency (ms) below which `fraction` of the requests of `histogram`
+    (a Counter of microseconds, wrk's) fall."""
+    rank, seen = sum(histogram.values()) * fraction, 0
+    for microseconds in sorted(histogram):
+        seen += histogram[microseconds]
+        if seen >= rank:
+            return microseconds / 1000
+    return 0.0
+
+
 def _latency(output, percentile):
     value, unit = re.search(rf"{percentile}\s+([\d.]+)(us|ms|s)", output).groups()
     return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]

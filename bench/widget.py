@@ -98,6 +98,7 @@ from loadgen import (  # noqa: E402
     bare_flask,
     descendants,
     free_port,
+    histogram_percentile,
     resident_mb,
     wrk,
 )
@@ -203,6 +204,17 @@ def widget_address(number):
     return f"127.1.{number // 250}.{number % 250 + 1}"
 
 
+async def ask(connection, base, headers, count, waiting, figures):
+    """The visitor's count-th question, timed from now until its answer shows."""
+    body = {"text": QUESTION, "client_message_id": f"m{count}"}
+    status, sent = await connection.request("POST", base + "messages", headers, body)
+    if status == 201:
+        waiting[sent["data"]["id"]] = time.monotonic()
+        figures.awaiting += 1
+    else:
+        figures.errors["message", status] += 1
+
+
 async def widget(port, address, channel, figures, control, old_script, every):
     connection = Connection(port, address)
     await asyncio.sleep(random.random() * FAST)
@@ -221,13 +233,7 @@ async def widget(port, address, channel, figures, control, old_script, every):
             continue
         if not paused and time.monotonic() >= next_send:
             count += 1
-            body = {"text": QUESTION, "client_message_id": f"m{count}"}
-            status, sent = await connection.request("POST", base + "messages", headers, body)
-            if status == 201:
-                waiting[sent["data"]["id"]] = time.monotonic()
-                figures.awaiting += 1
-            else:
-                figures.errors["message", status] += 1
+            await ask(connection, base, headers, count, waiting, figures)
             active_until = time.monotonic() + ACTIVE_FOR
             next_send = time.monotonic() + random.uniform(*every)
         query = f"?seen={tag}" + (f"&since={since}" if since else "") if tag else ""
@@ -265,14 +271,7 @@ async def pushed_widget(port, address, channel, figures, control, every):
             await asyncio.sleep(min(next_send - time.monotonic(), 1))  # sees a pause or stop
             continue
         count += 1
-        body = {"text": QUESTION, "client_message_id": f"m{count}"}
-        headers = {"X-Visitor-Token": token}
-        status, sent = await connection.request("POST", base + "messages", headers, body)
-        if status == 201:
-            waiting[sent["data"]["id"]] = time.monotonic()
-            figures.awaiting += 1
-        else:
-            figures.errors["message", status] += 1
+        await ask(connection, base, {"X-Visitor-Token": token}, count, waiting, figures)
         next_send = time.monotonic() + random.uniform(*every)
     listener.cancel()
 
@@ -426,12 +425,7 @@ class Phase:
         return self.percentile(0.99)
 
     def percentile(self, fraction):
-        rank, seen = sum(self.latency.values()) * fraction, 0
-        for microseconds in sorted(self.latency):
-            seen += self.latency[microseconds]
-            if seen >= rank:
-                return microseconds / 1000
-        return 0.0
+        return histogram_percentile(self.latency, fraction)
 
 
 def service_processes(service):
