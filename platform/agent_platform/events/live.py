@@ -35,7 +35,7 @@ import, so its primitives are the patched ones there.
 
 import logging
 import threading
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from ..db import database
@@ -180,6 +180,10 @@ class _Hub:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._subscriptions = set()
+        # Each subscription under its narrowest filter, (name, value): a
+        # change looks up the few that may want it instead of asking all
+        # (500 open widgets are 500 subscriptions of one workspace).
+        self._by_filter = defaultdict(set)
         self._thread = None
         self._closed = False
 
@@ -189,6 +193,7 @@ class _Hub:
                 subscription.end()
                 return
             self._subscriptions.add(subscription)
+            self._by_filter[subscription.filters[-1]].add(subscription)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._watch, args=(mark,), name="live-watcher", daemon=True
@@ -198,7 +203,9 @@ class _Hub:
     def unsubscribe(self, subscription):
         """Remove it; the last one out waits for the watcher to stop."""
         with self._lock:
-            self._subscriptions.discard(subscription)
+            if subscription in self._subscriptions:
+                self._subscriptions.discard(subscription)
+                _forget(self._by_filter, subscription.filters[-1], subscription)
             thread = self._thread if not self._subscriptions else None
         if thread is not None and thread is not threading.current_thread():
             self._wake.set()
@@ -243,23 +250,37 @@ class _Hub:
         try:
             while True:
                 rows = Event.changes_after(mark, BATCH)
-                with self._lock:
-                    subscriptions = list(self._subscriptions)
                 for row in rows:
-                    _fan_out(Change(*row), subscriptions)
+                    self._fan_out(Change(*row))
                 mark = rows[-1][0] if rows else mark
                 if len(rows) < BATCH:
                     return mark
         finally:
             _release()
 
-
-def _fan_out(change, subscriptions):
-    if change.conversation_id is None:
-        return  # not about a message or a conversation
-    for subscription in subscriptions:
-        if subscription.matches(change):
+    def _fan_out(self, change):
+        if change.conversation_id is None:
+            return  # not about a message or a conversation
+        with self._lock:
+            candidates = [
+                subscription
+                for key in _keys(change)
+                for subscription in self._by_filter.get(key, ())
+                if subscription.matches(change)
+            ]
+        for subscription in candidates:
             subscription.offer(change)
+
+
+def _keys(change):
+    """The (filter, value) pairs a subscription that wants `change` is under."""
+    return [(name, getattr(change, name)) for name in FILTERS if getattr(change, name)]
+
+
+def _forget(index, key, subscription):
+    index[key].discard(subscription)
+    if not index[key]:
+        del index[key]
 
 
 def _release():
