@@ -8,6 +8,7 @@ integrators, so it is a plain Flask blueprint left out of the OpenAPI
 document; docs/channels.md describes it."""
 
 import json
+from typing import NamedTuple
 
 from flask import Blueprint, Response, current_app, g, jsonify, request, stream_with_context
 from werkzeug.wrappers import Request
@@ -216,7 +217,7 @@ def _count(app, req, token):
 
 
 def _limit(app, address, token):
-    per_address, per_visitor = _limiters(app)
+    per_address, per_visitor, _ = _limiters(app)
     for limiter, key, who in ((per_address, address, "address"), (per_visitor, token, "visitor")):
         if key is None:
             continue
@@ -233,7 +234,7 @@ def _limit_new_visitor(app, req):
     """Anyone can make up visitor tokens (they are stored nowhere), and each
     one's first message makes a contact: new visitors are counted per
     client address, so a script cannot fill the contacts table."""
-    decision = _new_visitors_limiter(app).hit(client_address(app.config, req))
+    decision = _limiters(app).new_visitors.hit(client_address(app.config, req))
     if not decision.allowed:
         raise RateLimited(
             f"Too many new visitors from this address; retry in {decision.retry_after} seconds.",
@@ -241,24 +242,23 @@ def _limit_new_visitor(app, req):
         )
 
 
-def _new_visitors_limiter(app):
-    limiter = app.extensions.get("widget_new_visitors")
-    if limiter is None:
-        per_minute = app.config["WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE"]
-        limiter = app.extensions["widget_new_visitors"] = SlidingWindowLimiter(per_minute, 60)
-    return limiter
+class _Limiters(NamedTuple):
+    per_address: SlidingWindowLimiter  # requests per client address
+    per_visitor: SlidingWindowLimiter  # requests per visitor token
+    new_visitors: SlidingWindowLimiter  # first messages per client address
 
 
 def _limiters(app):
-    """(per client address, per visitor token), one pair per app."""
-    pair = app.extensions.get("widget_limiters")
-    if pair is None:
+    """The widget's limiters, one set per app."""
+    limiters = app.extensions.get("widget_limiters")
+    if limiters is None:
         config = app.config
-        pair = app.extensions["widget_limiters"] = (
+        limiters = app.extensions["widget_limiters"] = _Limiters(
             SlidingWindowLimiter(config["WIDGET_ADDRESS_REQUESTS_PER_MINUTE"], 60),
             SlidingWindowLimiter(config["WIDGET_VISITOR_REQUESTS_PER_MINUTE"], 60),
+            SlidingWindowLimiter(config["WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE"], 60),
         )
-    return pair
+    return limiters
 
 
 def _body():
