@@ -52,7 +52,9 @@ def wait_until_up(url, timeout=30):
 class Service:
     """`agent-platform serve` on a fresh database in a temporary directory."""
 
-    def __init__(self, extra_env=None):
+    def __init__(self, extra_env=None, worker=False):
+        self.with_worker = worker  # jobs in `agent-platform worker` (server.jobs off)
+        self.worker = None
         self.directory = tempfile.mkdtemp(prefix="agent-platform-bench-")
         self.database = os.path.join(self.directory, "bench.db")
         self.port = free_port()
@@ -60,6 +62,7 @@ class Service:
             {
                 "AGENT_PLATFORM_DATABASE_PATH": self.database,
                 "AGENT_PLATFORM_LOG_LEVEL": "WARNING",
+                **({"AGENT_PLATFORM_SERVER_JOBS": "false"} if worker else {}),
                 **(extra_env or {}),
             }
         )
@@ -91,7 +94,24 @@ class Service:
         except RuntimeError:
             self.cleanup()  # a service that never came up is not left running
             raise
+        if self.with_worker:
+            self.worker = self._start_worker()
         return self
+
+    def _start_worker(self):
+        with open(self.log, "a") as log:
+            return subprocess.Popen(
+                [sys.executable, "-m", "agent_platform", "worker"],
+                cwd=self.directory,
+                env=self.env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+
+    @property
+    def pids(self):
+        """The processes the service started itself: serve's, and the worker's."""
+        return [self.process.pid] + ([self.worker.pid] if self.worker else [])
 
     def logged(self, last=20):
         """The service log's last lines (gunicorn's and the app's warnings)."""
@@ -101,10 +121,11 @@ class Service:
     def stop(self):
         """SIGTERM, and wait: open push streams hold the worker up to
         gunicorn's graceful timeout (30 s), after which it is killed."""
-        if self.process:
-            self.process.terminate()
-            self.process.wait(timeout=60)
-            self.process = None
+        for process in (self.worker, self.process):
+            if process:
+                process.terminate()
+                process.wait(timeout=60)
+        self.process = self.worker = None
 
     def cleanup(self):
         self.stop()
@@ -132,15 +153,15 @@ def bare_flask(app, port, extra_env=None):
     return process
 
 
-def resident_mb(pid):
-    """Memory of a process and those under it in MB: (RSS sum, PSS sum).
+def resident_mb(*pids):
+    """Memory of processes and those under them in MB: (RSS sum, PSS sum).
 
     gunicorn forks its worker from the master, so they share pages; RSS
     counts shared pages once per process, PSS (proportional set size) once
     in all.
     """
     rss = pss = 0
-    for candidate in [pid, *descendants(pid)]:
+    for candidate in [n for pid in pids for n in (pid, *descendants(pid))]:
         try:
             rollup = Path(f"/proc/{candidate}/smaps_rollup").read_text()
         except FileNotFoundError:

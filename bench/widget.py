@@ -70,9 +70,12 @@ widget.js does where it can, and never poll; each holds its stream open
 (reconnecting with Last-Event-ID when one ends), through the windows alone
 too (an open widget's idle stream is part of the quiet service), and the
 reply visible figure is from sending to the event that shows the answer.
+--split runs the service with server.jobs off and `agent-platform worker`
+beside it (the jobs in a process of their own); its memory, CPU and cgroup
+then take in the worker too.
 
     .venv/bin/python bench/widget.py [--widgets 500] [--rounds 3] [--pin] [--probe]
-        [--old-script | --push] [--null] [--cgroup-quota 200] [--every 20-40]
+        [--old-script | --push] [--split] [--null] [--cgroup-quota 200] [--every 20-40]
         [--api-connections 16] [--api-seconds 10] [--api-jitter 0.5]
 """
 
@@ -382,7 +385,7 @@ class Phase:
         before, start = readings(service, figures), time.time()
         processes = service_processes(service)
         done = threading.Event()
-        sampler = threading.Thread(target=self.sample, args=(service.process.pid, done))
+        sampler = threading.Thread(target=self.sample, args=(target_pids(service), done))
         sampler.start()
         measured = wrk(
             service.base + "/v1/me",
@@ -402,9 +405,9 @@ class Phase:
         self.latency.update(measured["histogram"])
         self.p99s.append(measured["p99_ms"])
 
-    def sample(self, pid, done):
+    def sample(self, pids, done):
         while not done.wait(0.5):
-            self.memory.append(resident_mb(pid))
+            self.memory.append(resident_mb(*pids))
 
     def memory_text(self):
         """E.g. "PSS 80 MB (peak 82), RSS 110 MB (peak 112)": medians and peaks."""
@@ -428,14 +431,19 @@ class Phase:
         return histogram_percentile(self.latency, fraction)
 
 
+def target_pids(target):
+    """The service's own processes (serve's master, and a worker beside it)
+    or the baseline's."""
+    return getattr(target, "pids", [target.process.pid])
+
+
 def service_processes(service):
-    pid = service.process.pid
-    return {pid, *descendants(pid)}
+    return {n for pid in target_pids(service) for n in (pid, *descendants(pid))}
 
 
 def readings(service, figures):
     """The running totals a window's use is the difference of."""
-    on_cpu, waiting = service_cpu(service.process.pid)
+    on_cpu, waiting = service_cpu(target_pids(service))
     return Counter(
         on_cpu=on_cpu,
         waiting=waiting,
@@ -511,6 +519,9 @@ def parse_options():
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("--old-script", action="store_true")
     parser.add_argument("--push", action="store_true", help="streams instead of polls")
+    parser.add_argument(
+        "--split", action="store_true", help="server.jobs off, `agent-platform worker` beside"
+    )
     parser.add_argument("--null", action="store_true", help="the second windows alone too")
     parser.add_argument(
         "--cgroup-quota", type=float, help="PERCENT of one CPU: each server in a CPU cgroup"
@@ -569,7 +580,7 @@ def run_target(name, options, environ, probe_out):
         os.sched_setaffinity(0, {0})  # the server inherits CPU 0
     if name == "service":
         probe = {"PYTHONPATH": str(PROBE), "WIDGET_PROBE_OUT": probe_out} if probe_out else {}
-        target = Service({**environ, **probe}).start()
+        target = Service({**environ, **probe}, worker=options.split).start()
         channel = setup(target)
     else:
         target, channel = BareTarget(environ), "bare"
@@ -578,7 +589,8 @@ def run_target(name, options, environ, probe_out):
     control = Control()
     try:
         if quota:
-            quota.enter(target.process.pid)
+            for pid in target_pids(target):
+                quota.enter(pid)
             throttled_before = quota.throttled_seconds()
         load = threading.Thread(
             target=run_widgets,
@@ -625,11 +637,11 @@ def stolen():
     return int(fields[8]) / os.sysconf("SC_CLK_TCK")
 
 
-def service_cpu(pid):
+def service_cpu(pids):
     """(seconds on a CPU, seconds runnable waiting for one), all threads of
     the service's processes."""
     on_cpu = waiting = 0
-    for process in [pid, *descendants(pid)]:
+    for process in [n for pid in pids for n in (pid, *descendants(pid))]:
         for task in Path(f"/proc/{process}/task").iterdir():
             try:
                 run, wait, _ = (task / "schedstat").read_text().split()
@@ -688,8 +700,11 @@ def report(options, run, quota):
     visible = sorted(figures.visible)
     low, high = options.every
     where = f", in {quota}" if quota else ""
+    split = (
+        " (its jobs in `agent-platform worker`)" if options.split and run.name == "service" else ""
+    )
     print(
-        f"{run.name}: {options.widgets} widgets on one gevent worker{where} for "
+        f"{run.name}: {options.widgets} widgets on one gevent worker{split}{where} for "
         f"{run.elapsed:.0f} s, {loaded.seconds:.0f} s of them measured with the widgets; "
         f"a message every {low:g}-{high:g} s each"
     )

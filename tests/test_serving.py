@@ -251,20 +251,30 @@ def test_sigterm_with_a_webhook_backlog_leaves_no_process_and_loses_no_delivery(
         receiver.close()
 
 
-@contextmanager
 def restarted(tmp_path, settings):
     """`serve` again on the database (no key printed this time)."""
+    return beside(tmp_path, settings, ["app.py", "--port", str(free_port())])
+
+
+def working(tmp_path, settings):
+    """`agent-platform worker` on the served database."""
+    return beside(tmp_path, settings, ["-m", "agent_platform", "worker"])
+
+
+@contextmanager
+def beside(tmp_path, settings, arguments):
+    """`python ARGUMENTS` on the served database, stopped by SIGTERM."""
     environ = dict(os.environ, AGENT_PLATFORM_DATABASE_PATH=str(tmp_path / "served.db"))
     environ.update({f"AGENT_PLATFORM_{k}": json.dumps(v) for k, v in settings.items()})
     process = subprocess.Popen(
-        [sys.executable, "app.py", "--port", str(free_port())],
+        [sys.executable, *arguments],
         cwd=ROOT, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
         yield process
     finally:
         process.terminate()
-        process.wait(timeout=40)
+        assert process.wait(timeout=40) == 0
 
 
 GREENLETS_TAKE_TURNS = """
@@ -313,3 +323,35 @@ def test_greenlets_take_turns_to_write_without_stopping_the_process(tmp_path):
     assert result.returncode == 0, result.stderr
     longest_gap, total = map(float, result.stdout.split())
     assert longest_gap < 0.5 and total < 2.5
+
+
+def test_with_jobs_off_serve_answers_and_a_worker_beside_it_delivers(tmp_path):
+    """server.jobs = false: `serve` stores the event and delivers nothing;
+    `agent-platform worker` on the same database delivers it."""
+    receiver = Receiver()
+    settings = {
+        "SERVER_JOBS": False,
+        "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
+        "WEBHOOKS_ALLOWED_PORTS": [receiver.port],
+    }
+    try:
+        with closing(serve(tmp_path, settings)) as serving_:
+            served = next(serving_)
+            headers = {"X-API-Key": served.key}
+            hook = {"url": receiver.url, "events": ["contact.created"]}
+            made = requests.post(
+                served.base + "/v1/webhooks", json=hook, headers=headers, timeout=5
+            )
+            assert made.status_code == 201, made.text
+            contact = {"name": "Ana", "phone": "+5511911110000"}
+            made = requests.post(
+                served.base + "/v1/contacts", json=contact, headers=headers, timeout=5
+            )
+            assert made.status_code == 201, made.text
+            time.sleep(3)  # three webhook polls of a serve that ran its jobs
+            assert receiver.requests == []
+            with working(tmp_path, settings):
+                wait_for(lambda: len(receiver.requests) == 1, "the worker delivered", 20)
+        assert json.loads(receiver.requests[0].body)["event"] == "contact.created"
+    finally:
+        receiver.close()

@@ -117,8 +117,10 @@ def _start_jobs(worker):
     # live as long as the worker: moved out of the collector's reach, a full
     # collection no longer walks them in the middle of a request.
     gc.freeze()
-    worker.jobs = build_scheduler(worker.app.wsgi())
-    worker.jobs.start()
+    app = worker.app.wsgi()
+    if app.config["SERVER_JOBS"]:  # else `agent-platform worker` runs them
+        worker.jobs = build_scheduler(app)
+        worker.jobs.start()
 
 
 def _stop_jobs(server, worker):
@@ -216,7 +218,8 @@ def run_dev_server(app):
                 super().log_request(code, size)
 
     serving_app(app)
-    build_scheduler(app).start()
+    if app.config["SERVER_JOBS"]:
+        build_scheduler(app).start()
     config = app.config
     app.run(
         config["SERVER_HOST"], config["SERVER_PORT"], threaded=True, request_handler=RequestHandler
