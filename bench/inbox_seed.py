@@ -30,11 +30,13 @@ sys.path.insert(0, str(ROOT / "platform"))
 from agent_platform import create_app  # noqa: E402
 from agent_platform.db import database  # noqa: E402
 from agent_platform.migrate import apply_migrations  # noqa: E402
-from agent_platform.models import Agent, Channel  # noqa: E402
+from agent_platform.models import Channel  # noqa: E402
+from agent_platform.services import agents as agents_service  # noqa: E402
 from agent_platform.services import keys  # noqa: E402
 
 CHUNK = 100_000
 START = datetime(2026, 1, 1)
+NAMES = ("Ana", "Bruno", "Cris")
 USERS = [f"user-{n}" for n in range(1, 11)]
 COMMON = (
     "oi olá bom dia boa tarde obrigado por favor pedido entrega produto preço prazo "
@@ -90,7 +92,7 @@ def seed(path, conversations=100_000, messages=1_000_000, rng_seed=39):
 
 
 def _channels_and_agents(workspace_id):
-    agents = [Agent.create(workspace=workspace_id, name=name) for name in ("Ana", "Bruno", "Cris")]
+    agents = [agents_service.create_agent(workspace_id, {"name": name}) for name in NAMES]
     kinds = (("whatsapp", "WhatsApp"), ("telegram", "Telegram"), ("website", "Site"))
     channels = [
         Channel.create(workspace=workspace_id, type=kind, name=name, agent=agent.id)

@@ -395,3 +395,19 @@ def _stored_before_0021(ws):
         updated_at=at(1),
     ).execute()
     return conversation.id
+
+
+def test_a_search_pages_by_cursor_in_the_lists_order(desk):
+    ws = desk["ws"]
+    made = [customer(desk["main"], f"55119{n}", f"pedido número {n}", n) for n in range(5)]
+    customer(desk["main"], "5511988", "outra coisa", 9)
+    conversations.transition(ws, made[1], "handoff", now=at(10))
+    conversations.transition(ws, made[3], "close", now=at(11))
+    seen, cursor = [], None
+    while True:
+        page = inbox.inbox_list(ws, "u1", search="pedido", cursor=cursor, limit=2)
+        seen += ids(page)
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [made[1], made[3], made[4], made[2], made[0]]

@@ -67,33 +67,59 @@ def newest_message(conversation_id):
 # -- The list ------------------------------------------------------------------
 
 
-def ordered_ids(workspace_id, status, filters, after, limit, matching=None):
+def ordered_ids(workspace_id, status, filters, after, limit):
     """[(updated_at, id)] of the workspace's conversations in `status`, newest
     activity first, after the keyset `after` ((updated_at, id) or None).
 
     `filters` are equalities by column (channel_id, agent_id, assigned_to):
-    the index starting with the workspace and the filtered column serves
-    them. `matching` (SQL and parameters selecting conversation ids, a
-    search) drives the query from its few ids instead: the unary + keeps
-    SQLite from walking an index of the whole workspace to test each one.
+    the index starting with the workspace and the filtered column serves them.
     """
-    plus = "+" if matching else ""
-    conditions = [f'{plus}"workspace_id" = ?', f'{plus}"status" = ?']
-    params = [workspace_id, status]
-    for column, value in filters.items():
-        conditions.append(f'{plus}"{column}" = ?')
-        params.append(value)
+    conditions, params = _equalities(
+        "", {"workspace_id": workspace_id, "status": status, **filters}
+    )
     if after is not None:
         conditions.append('"updated_at" <= ? AND ("updated_at" < ? OR "id" < ?)')
         params += [after[0], after[0], after[1]]
-    if matching:
-        conditions.append(f'"id" IN ({matching[0]})')
-        params += matching[1]
     sql = (
         f'SELECT "updated_at", "id" FROM "conversation" WHERE {" AND ".join(conditions)} '
         'ORDER BY "updated_at" DESC, "id" DESC LIMIT ?'
     )
     return execute(sql, *params, limit).fetchall()
+
+
+def matching_keys(workspace_id, segments, filters, after, limit, matching):
+    """[(segment, updated_at, id)] of the conversations a search matched
+    (`matching`: SQL and parameters selecting their ids), in the list's
+    order: by segment (the index in `segments` of the statuses holding
+    theirs), newest activity first, after the keyset `after`.
+
+    The search's ids are found once and drive the query: the unary + keeps
+    SQLite from walking an index of the whole workspace to test each one.
+    """
+    statuses = [status for segment in segments for status in segment]
+    marks = ", ".join("?" * len(statuses))
+    cases = " ".join(
+        f'WHEN "status" IN ({", ".join("?" * len(segment))}) THEN {index}'
+        for index, segment in enumerate(segments)
+    )
+    conditions, params = _equalities("+", {"workspace_id": workspace_id, **filters})
+    conditions += [f'+"status" IN ({marks})', f'"id" IN ({matching[0]})']
+    params += [*statuses, *matching[1]]
+    sql = f'SELECT CASE {cases} END AS "segment", "updated_at", "id" FROM "conversation" WHERE '
+    sql += " AND ".join(conditions)
+    if after is not None:
+        sql += (
+            ' AND ("segment" > ? OR ("segment" = ? AND ("updated_at" < ? '
+            'OR ("updated_at" = ? AND "id" < ?))))'
+        )
+        params += [after[0], after[0], after[1], after[1], after[2]]
+    sql += ' ORDER BY "segment", "updated_at" DESC, "id" DESC LIMIT ?'
+    return execute(sql, *statuses, *params, limit).fetchall()
+
+
+def _equalities(plus, equal):
+    conditions = [f'{plus}"{column}" = ?' for column in equal]
+    return conditions, list(equal.values())
 
 
 def search_matches(workspace_id, fts_query, name_pattern):
@@ -108,7 +134,9 @@ def search_matches(workspace_id, fts_query, name_pattern):
         )
         params.append(fts_query)
     parts.append(
-        'SELECT v."id" FROM "contact" AS k JOIN "conversation" AS v ON v."contact_id" = k."id" '
+        # The names are read from their index (the contact rows are larger).
+        'SELECT v."id" FROM "contact" AS k INDEXED BY "contact_workspace_id_name" '
+        'JOIN "conversation" AS v ON v."contact_id" = k."id" '
         """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'"""
     )
     params += [workspace_id, name_pattern]
@@ -138,7 +166,7 @@ SELECT c."id", c."status", c."assigned_to", c."updated_at", c."last_inbound_at",
     c."contact_id", k."name", k."phone", k."email",
     coalesce(
         (SELECT i."external_id" FROM "contact_identity" AS i
-         WHERE i."contact_id" = c."contact_id" AND i."channel_id" = c."channel_id" LIMIT 1),
+         WHERE i."contact_id" = c."contact_id" AND +i."channel_id" = c."channel_id" LIMIT 1),
         (SELECT i."external_id" FROM "contact_identity" AS i
          WHERE i."contact_id" = c."contact_id" ORDER BY i."created_at" LIMIT 1)),
     c."channel_id", ch."type", ch."name", c."agent_id", a."name", r."last_read_at"
@@ -147,7 +175,7 @@ LEFT JOIN "contact" AS k ON k."id" = c."contact_id"
 LEFT JOIN "channel" AS ch ON ch."id" = c."channel_id"
 LEFT JOIN "agent" AS a ON a."id" = c."agent_id"
 LEFT JOIN "conversation_reads" AS r ON r."user_id" = ? AND r."conversation_id" = c."id"
-WHERE c."workspace_id" = ? AND c."id" IN ({marks})
+WHERE c."id" IN ({marks}) AND +c."workspace_id" = ?
 """
 
 
@@ -156,7 +184,7 @@ def rows(workspace_id, user_id, ids):
     if not ids:
         return {}
     sql = _ROWS_SQL.format(marks=", ".join("?" * len(ids)))
-    found = execute(sql, user_id, workspace_id, *ids).fetchall()
+    found = execute(sql, user_id, *ids, workspace_id).fetchall()
     return {row[0]: dict(zip(ROW_COLUMNS, row, strict=True)) for row in found}
 
 
@@ -201,8 +229,8 @@ def count_unread(workspace_id, user_id, statuses):
         f'AND "status" IN ({marks}) AND "last_inbound_at" IS NOT NULL) - '
         '(SELECT count(*) FROM "conversation_reads" AS r '
         'JOIN "conversation" AS c ON c."id" = r."conversation_id" '
-        'WHERE r."user_id" = ? AND r."workspace_id" = ? AND c."workspace_id" = ? '
-        f'AND c."status" IN ({marks}) AND c."last_inbound_at" <= r."last_read_at")'
+        'WHERE r."user_id" = ? AND r."workspace_id" = ? AND +c."workspace_id" = ? '
+        f'AND +c."status" IN ({marks}) AND c."last_inbound_at" <= r."last_read_at")'
     )
     params = [workspace_id, *statuses, user_id, workspace_id, workspace_id, *statuses]
     return execute(sql, *params).fetchone()[0]

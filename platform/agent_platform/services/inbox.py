@@ -62,9 +62,12 @@ def inbox_list(
     segments = _segments(state)
     filters = _filters(state, user_id, channel_id, agent_id)
     limit = _limit(limit)
-    matching = _matching(workspace_id, search)
-    read = partial(_segment_keys, workspace_id, filters, limit + 1, matching)
-    keys = _ordered_keys(segments, _decode(cursor), read, limit + 1)
+    matching, after = _matching(workspace_id, search), _decode(cursor)
+    if matching:
+        keys = queries.matching_keys(workspace_id, segments, filters, after, limit + 1, matching)
+    else:
+        read = partial(_segment_keys, workspace_id, filters, limit + 1)
+        keys = _ordered_keys(segments, after, read, limit + 1)
     page, more = keys[:limit], len(keys) > limit
     found = queries.rows(workspace_id, user_id, [key[2] for key in page])
     items = [_row(found[key[2]]) for key in page if key[2] in found]
@@ -124,11 +127,11 @@ def _ordered_keys(segments, after, read, wanted):
     return keys[:wanted]
 
 
-def _segment_keys(workspace_id, filters, wanted, matching, statuses, keyset):
+def _segment_keys(workspace_id, filters, wanted, statuses, keyset):
     """The segment's first `wanted` (updated_at, id): each status read in order, merged."""
     keys = []
     for status in statuses:
-        keys += queries.ordered_ids(workspace_id, status, filters, keyset, wanted, matching)
+        keys += queries.ordered_ids(workspace_id, status, filters, keyset, wanted)
     return sorted(keys, reverse=True)[:wanted]
 
 
