@@ -106,7 +106,16 @@ def test_each_state_filter_and_the_counts(desk):
         inbox.inbox_list(ws, "u1", state="everything")
 
 
-def test_search_by_contact_name_and_message_text(desk):
+@pytest.fixture(params=["collecting", "walking"])
+def search_way(request, monkeypatch):
+    """A search collects the conversations its words are in, or (words in
+    many messages) walks the list testing each: both ways, whatever the count."""
+    if request.param == "walking":
+        monkeypatch.setattr(inbox, "COMMON_HITS", 1)
+    return request.param
+
+
+def test_search_by_contact_name_and_message_text(desk, search_way):
     ws = desk["ws"]
     zoe = customer(desk["main"], "551190", "Bom dia", 1, name="Zoë Ávila")
     price = customer(desk["main"], "551191", "Qual o preço da promoção?", 2, name="Rui")
@@ -397,7 +406,7 @@ def _stored_before_0021(ws):
     return conversation.id
 
 
-def test_a_search_pages_by_cursor_in_the_lists_order(desk):
+def test_a_search_pages_by_cursor_in_the_lists_order(desk, search_way):
     ws = desk["ws"]
     made = [customer(desk["main"], f"55119{n}", f"pedido número {n}", n) for n in range(5)]
     customer(desk["main"], "5511988", "outra coisa", 9)

@@ -67,16 +67,19 @@ def newest_message(conversation_id):
 # -- The list ------------------------------------------------------------------
 
 
-def ordered_ids(workspace_id, status, filters, after, limit):
+def ordered_ids(workspace_id, status, filters, after, limit, condition=None):
     """[(updated_at, id)] of the workspace's conversations in `status`, newest
     activity first, after the keyset `after` ((updated_at, id) or None).
 
     `filters` are equalities by column (channel_id, agent_id, assigned_to):
     the index starting with the workspace and the filtered column serves them.
+    `condition` (SQL and parameters) is tested on each row in that order.
     """
-    conditions, params = _equalities(
-        "", {"workspace_id": workspace_id, "status": status, **filters}
-    )
+    equal = {"workspace_id": workspace_id, "status": status, **filters}
+    conditions, params = _equalities("", equal)
+    if condition is not None:
+        conditions.append(condition[0])
+        params += condition[1]
     if after is not None:
         conditions.append('"updated_at" <= ? AND ("updated_at" < ? OR "id" < ?)')
         params += [after[0], after[0], after[1]]
@@ -120,6 +123,28 @@ def matching_keys(workspace_id, segments, filters, after, limit, matching):
 def _equalities(plus, equal):
     conditions = [f'{plus}"{column}" = ?' for column in equal]
     return conditions, list(equal.values())
+
+
+def text_hits_reach(fts_query, count):
+    """Whether `fts_query` matches at least `count` messages (of any workspace)."""
+    sql = 'SELECT count(*) FROM (SELECT 1 FROM "message_fts" WHERE "message_fts" MATCH ? LIMIT ?)'
+    return execute(sql, fts_query, count).fetchone()[0] >= count
+
+
+def search_condition(workspace_id, fts_query, name_pattern):
+    """SQL and parameters testing one conversation against a search (see
+    search_matches): for words so common that walking the list in its order
+    finds a page sooner than collecting every conversation they match. The
+    message index is read per conversation; the matching rowids and
+    contacts are found once per statement."""
+    sql = (
+        '(EXISTS (SELECT 1 FROM "message" AS m WHERE m."conversation_id" = "conversation"."id" '
+        'AND m."search_rowid" IN (SELECT rowid FROM "message_fts" WHERE "message_fts" MATCH ?)) '
+        'OR "contact_id" IN (SELECT k."id" FROM "contact" AS k '
+        'INDEXED BY "contact_workspace_id_name" '
+        """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'))"""
+    )
+    return sql, [fts_query, workspace_id, name_pattern]
 
 
 def search_matches(workspace_id, fts_query, name_pattern):
