@@ -168,7 +168,12 @@ def _last_message_at(conversation_id):
 
 
 def test_a_foreign_or_broken_cursor_is_refused(desk):
-    for cursor in ("not-base64!", "W10", "WyJ4IiwgMSwgMl0"):
+    for n in range(3):
+        customer(desk["main"], f"55119{n}", "Oi", n)
+    of_all = inbox.inbox_list(desk["ws"], "u1", limit=1)["next_cursor"]
+    with pytest.raises(ValidationError, match="cursor"):
+        inbox.inbox_list(desk["ws"], "u1", state="closed", cursor=of_all)
+    for cursor in ("not-base64!", "W10", "WyJ4IiwgMSwgMl0", "WzUsICJ4IiwgInkiXQ"):
         with pytest.raises(ValidationError, match="cursor"):
             inbox.inbox_list(desk["ws"], "u1", cursor=cursor)
     with pytest.raises(ValidationError, match="limit"):
@@ -420,3 +425,25 @@ def test_a_search_pages_by_cursor_in_the_lists_order(desk, search_way):
         if cursor is None:
             break
     assert seen == [made[1], made[3], made[4], made[2], made[0]]
+
+
+def test_the_search_index_follows_edits_deletes_and_erasure(caller, desk, fake):
+    ws = desk["ws"]
+    conversation_id = customer(desk["main"], "551190", "Oi", 1, name="Dora")
+    conversations.assign(ws, conversation_id, "u1", now=at(2))
+    sent, _ = messages.post_message(
+        ws, conversation_id, {"sender_type": "human", "text": "boleto vence hoje"}, now=at(3)
+    )
+    messages.edit_message(ws, sent.id, {"text": "pix vence hoje"}, now=at(4))
+
+    def found(words):
+        return ids(inbox.inbox_list(ws, "u1", search=words))
+
+    assert (found("boleto"), found("pix")) == ([], [conversation_id])
+    messages.delete_message(ws, sent.id, now=at(5))
+    assert found("pix") == []
+    customer(desk["main"], "551190", "cancelamento", 6)
+    contact_id = _contact(conversation_id)
+    assert caller.delete(f"/v1/contacts/{contact_id}").status_code == 204
+    assert found("cancelamento") == []
+    database.execute_sql("INSERT INTO message_fts (message_fts) VALUES ('integrity-check')")

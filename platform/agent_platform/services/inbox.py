@@ -68,6 +68,8 @@ def inbox_list(
     filters = _filters(state, user_id, channel_id, agent_id)
     limit = _limit(limit)
     words, after = _search(search), _decode(cursor)
+    if after and not 0 <= after[0] < len(segments):
+        raise ValidationError("cursor", "not a cursor of this list")
     if words and not queries.text_hits_reach(words[0], COMMON_HITS):
         matching = queries.search_matches(workspace_id, *words)
         keys = queries.matching_keys(workspace_id, segments, filters, after, limit + 1, matching)
