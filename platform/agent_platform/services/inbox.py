@@ -70,13 +70,7 @@ def inbox_list(
     words, after = _search(search), _decode(cursor)
     if after and not 0 <= after[0] < len(segments):
         raise ValidationError("cursor", "not a cursor of this list")
-    if words and not queries.text_hits_reach(words[0], COMMON_HITS):
-        matching = queries.search_matches(workspace_id, *words)
-        keys = queries.matching_keys(workspace_id, segments, filters, after, limit + 1, matching)
-    else:
-        condition = queries.search_condition(workspace_id, *words) if words else None
-        read = partial(_segment_keys, workspace_id, filters, limit + 1, condition)
-        keys = _ordered_keys(segments, after, read, limit + 1)
+    keys = _keys(workspace_id, segments, filters, words, after, limit + 1)
     page, more = keys[:limit], len(keys) > limit
     found = queries.rows(workspace_id, user_id, [key[2] for key in page])
     items = [_row(found[key[2]]) for key in page if key[2] in found]
@@ -121,6 +115,16 @@ def _limit(limit):
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise ValidationError("limit", f"a whole number from 1 to {MAX_LIMIT}")
     return limit
+
+
+def _keys(workspace_id, segments, filters, words, after, wanted):
+    """The first `wanted` keys (segment, updated_at, id) after the cursor `after`."""
+    if words and not queries.text_hits_reach(words[0], COMMON_HITS):
+        matching = queries.search_matches(workspace_id, *words)
+        return queries.matching_keys(workspace_id, segments, filters, after, wanted, matching)
+    condition = queries.search_condition(workspace_id, *words) if words else None
+    read = partial(_segment_keys, workspace_id, filters, wanted, condition)
+    return _ordered_keys(segments, after, read, wanted)
 
 
 def _ordered_keys(segments, after, read, wanted):
