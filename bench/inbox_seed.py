@@ -11,7 +11,7 @@ inbox's HTTP pages can seed the same way and sample the same ids.
 The spread: three channels (WhatsApp, Telegram, website) each with its own
 agent; 5% of the conversations wait for a human, 25% are closed, the rest
 are with the agent; 30% of the active ones are assigned to one of ten
-users; conversations hold 1 to 40 messages (10 on average), customer and
+users; conversations hold 1 to 60 messages (10 on average), customer and
 agent taking turns, their activity over 90 days; message text is drawn
 from a vocabulary of common words plus rarer ones (Zipf-like), so a word
 can be searched that matches a few, some or many conversations.
