@@ -15,6 +15,7 @@ from .custom_fields import CustomField
 from .email import EmailMailbox
 from .events import Event
 from .idempotency import IdempotencyKey
+from .inbox import ConversationRead
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
@@ -40,6 +41,7 @@ ALL_MODELS = [
     Conversation,
     ContactIdentity,
     Message,
+    ConversationRead,
     IdempotencyKey,
     Training,
     McpServer,

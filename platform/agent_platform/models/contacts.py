@@ -24,6 +24,8 @@ class Contact(TimestampedModel, WorkspaceScoped):
             (("workspace", "phone"), True),
             (("workspace", "email"), True),
             (("workspace", "created_at", "id"), False),
+            # The inbox's search reads names from this index, not the rows.
+            (("workspace", "name"), False),
         )
 
     @classmethod

@@ -32,6 +32,10 @@ class Conversation(TimestampedModel, WorkspaceScoped):
     # The direction of its latest message, kept by a trigger on message
     # (migration 0014): "unread" in the interactions query is one column.
     last_direction = CharField(max_length=10, null=True)
+    # The time of its latest message from the contact, kept by a trigger on
+    # message (migration 0021): the inbox's unread count compares it with
+    # each user's read mark.
+    last_inbound_at = DateTimeField(null=True)
 
     class Meta:
         # Listings filter by workspace (and status) and sort by activity:
@@ -43,12 +47,18 @@ class Conversation(TimestampedModel, WorkspaceScoped):
             # The interactions query (services/interactions.py): a page and
             # its count by channel, status and unread read only this index.
             (("workspace", "channel", "status", "last_direction", "updated_at"), False),
+            # The inbox (models/inbox.py): a page under each filter is one
+            # index range in its order; unread counts read the last one.
+            (("workspace", "channel", "status", "updated_at", "id"), False),
+            (("workspace", "agent", "status", "updated_at", "id"), False),
+            (("workspace", "assigned_to", "status", "updated_at", "id"), False),
+            (("workspace", "status", "last_inbound_at"), False),
         )
 
     def save(self, *args, **kwargs):
-        """As any model saves, but never last_direction, which only the
-        trigger writes: an instance read before a message was stored would
-        otherwise put the old direction back."""
+        """As any model saves, but never last_direction nor last_inbound_at,
+        which only triggers write: an instance read before a message was
+        stored would otherwise put the old values back."""
         if not kwargs.get("force_insert") and kwargs.get("only") is None and self._pk:
             kwargs["only"] = _SAVED_FIELDS
         return super().save(*args, **kwargs)
@@ -111,6 +121,7 @@ class Conversation(TimestampedModel, WorkspaceScoped):
         }
 
 
+_TRIGGER_FIELDS = ("last_direction", "last_inbound_at")
 _SAVED_FIELDS = [
-    field for field in Conversation._meta.sorted_fields if field.name != "last_direction"
+    field for field in Conversation._meta.sorted_fields if field.name not in _TRIGGER_FIELDS
 ]

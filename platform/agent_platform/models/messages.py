@@ -82,6 +82,12 @@ class Message(TimestampedModel, WorkspaceScoped):
     # The send job's bookkeeping (outbound only).
     send_attempts = IntegerField(default=0)
     lease_until = DateTimeField(null=True)
+    # The workspace user who wrote a human message (None: not a person's, or
+    # written through the API). No foreign key: a message outlives its author.
+    author_user_id = CharField(max_length=200, null=True)
+    # Its row in message_fts, given by a trigger (migration 0021) and never
+    # written by save(): an instance stored before the trigger set it holds None.
+    search_rowid = IntegerField(null=True, unique=True)
 
     class Meta:
         indexes = (
@@ -90,6 +96,11 @@ class Message(TimestampedModel, WorkspaceScoped):
             # Idempotent inbound: one message per network id on a channel.
             (("channel", "external_id"), True),
         )
+
+    def save(self, *args, **kwargs):
+        if not kwargs.get("force_insert") and kwargs.get("only") is None and self._pk:
+            kwargs["only"] = _SAVED_FIELDS
+        return super().save(*args, **kwargs)
 
     @classmethod
     def in_workspace(cls, workspace_id):
@@ -163,6 +174,8 @@ class Message(TimestampedModel, WorkspaceScoped):
         data = self.__data__  # read directly: a descriptor call per field costs more
         return {name: data.get(field) for name, field in RENDERED_FIELDS}
 
+
+_SAVED_FIELDS = [field for field in Message._meta.sorted_fields if field.name != "search_rowid"]
 
 # The send job's claim query reads only queued rows: a partial index keeps it
 # from touching the (many) delivered and received ones.

@@ -41,9 +41,18 @@ def render(message):
 
 
 def post_message(
-    workspace_id, conversation_id, values, idempotency_key=None, ttl_hours=24, now=None
+    workspace_id,
+    conversation_id,
+    values,
+    idempotency_key=None,
+    ttl_hours=24,
+    now=None,
+    author_user_id=None,
 ):
     """Queue an outbound message (human or agent) in a conversation.
+
+    `author_user_id` names the workspace user who wrote a human message (the
+    inbox's pages pass it; the API has no user to name).
 
     With `idempotency_key`, the first request's message is returned for any
     repeat within `ttl_hours` (and nothing new is created); the same key with
@@ -59,6 +68,7 @@ def post_message(
             if replay is not None:
                 return replay, True
         _check_can_send(conversation, values["sender_type"])
+        _check_author(values["sender_type"], author_user_id)
         content, metadata = _content(values), _metadata(values)
         _check_reaches(conversation, values, now)
         message = insert_message(
@@ -69,6 +79,7 @@ def post_message(
             sender_type=values["sender_type"],
             status="queued",
             reply_to_id=_reply_to(conversation, values.get("reply_to_id")),
+            author_user_id=author_user_id,
             **content,
             metadata=metadata,
             created_at=now,
@@ -164,6 +175,11 @@ def _check_can_send(conversation, sender_type):
     refusal = adapters.send_refusal(channel)
     if refusal is not None:
         raise Conflict(refusal, code="CHANNEL_CANNOT_SEND")
+
+
+def _check_author(sender_type, author_user_id):
+    if author_user_id is not None and sender_type != "human":
+        raise ValidationError("author_user_id", "only a human's message has a person as author")
 
 
 def _check_reaches(conversation, values, now):
