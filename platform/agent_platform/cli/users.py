@@ -1,7 +1,6 @@
 """The people who sign in to the inbox: `users create` makes the first one
 (with a one-time sign-in link, or a password typed on the terminal)."""
 
-import getpass
 import json
 
 import click
@@ -40,9 +39,10 @@ def create_user(app, workspace, email, name, role, password_prompt, as_json):
 
 
 def _typed_password():
-    password = getpass.getpass("Password: ")
+    """Typed twice, not echoed (click's hidden prompt is getpass on a terminal)."""
+    password = click.prompt("Password", hide_input=True)
     users.check_password(password)
-    if getpass.getpass("Password again: ") != password:
+    if click.prompt("Password again", hide_input=True) != password:
         raise ValidationError("password", "the two passwords differ")
     return password
 
