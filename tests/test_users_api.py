@@ -7,7 +7,7 @@ import pytest
 from conftest import assert_error
 from conversations_helpers import data, setup_chat
 
-ANA = {"email": " Ana@Example.COM ", "name": "Ana", "role": "admin"}
+ANA = {"email": "Ana@Example.COM", "name": "Ana", "role": "admin"}
 
 
 def create(caller, **values):
@@ -76,6 +76,7 @@ def test_an_email_is_unique_across_the_instance(caller, other):
     [
         ({"name": "Ana", "role": "admin"}, "email"),
         ({"email": "ana", "name": "Ana"}, "email"),
+        ({"email": " ana@example.com", "name": "Ana"}, "email"),
         ({"email": "ana@example.com", "name": "Ana", "role": "owner"}, "role"),
         ({"email": "ana@example.com", "name": "Ana", "password": "short"}, "password"),
         ({"email": "ana@example.com", "name": "A\nna"}, "name"),

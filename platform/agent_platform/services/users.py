@@ -23,8 +23,10 @@ PASSWORD_MIN_CHARS = 10
 # argon2 hashes whatever it is given; a megabyte password would cost memory for nothing.
 PASSWORD_MAX_CHARS = 1024
 LINK_PURPOSES = ("invite", "reset")
-# Deliberately loose: one @, something on each side, a dot in the domain.
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# Deliberately loose: one @, something on each side, a dot in the domain;
+# printable ASCII without spaces (the API documents the same pattern).
+EMAIL_PATTERN = r"^[!-?A-~]+@[!-?A-~]+\.[!-?A-~]+$"
+_EMAIL = re.compile(EMAIL_PATTERN)
 _hasher = PasswordHasher()
 
 

@@ -1,7 +1,13 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...services.users import LINK_PURPOSES, PASSWORD_MAX_CHARS, PASSWORD_MIN_CHARS, ROLES
+from ...services.users import (
+    EMAIL_PATTERN,
+    LINK_PURPOSES,
+    PASSWORD_MAX_CHARS,
+    PASSWORD_MIN_CHARS,
+    ROLES,
+)
 from ..pagination import ListQuery
 from .common import Name, UtcDateTime
 from .rendered import RenderedSchema
@@ -38,7 +44,11 @@ class UserCreatedSchema(UserSchema):
 
 
 class UserCreateSchema(ma.Schema):
-    email = fields.String(required=True, validate=validate.Length(min=3, max=254))
+    email = fields.String(
+        required=True,
+        validate=[validate.Length(min=5, max=254), validate.Regexp(EMAIL_PATTERN)],
+        metadata={"pattern": EMAIL_PATTERN, "description": "Stored lower-cased"},
+    )
     name = Name(required=True, validate=validate.Length(min=1, max=200))
     role = fields.String(load_default="agent", validate=validate.OneOf(ROLES))
     password = fields.String(
