@@ -135,3 +135,25 @@ def _wait_until_served(base):
             return
         except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.1)
+
+
+def test_no_log_line_holds_a_sign_in_links_token(tmp_path):
+    """A one-time link's token is in its path: the access log hides it."""
+    port, started = free_port(), []
+    database = str(tmp_path / "logged.db")
+    environ = {**os.environ, "AGENT_PLATFORM_DATABASE_PATH": database,
+               "AGENT_PLATFORM_SERVER_ACCESS_LOG": "true"}  # fmt: skip
+    with (tmp_path / "errors.log").open("w") as stderr:
+        with serving(["--port", str(port)], environ, port, started, stderr) as (base, _):
+            result = CliRunner().invoke(
+                main, ["users", "create", "--workspace", "Default workspace", "--email",
+                       "ana@example.com", "--name", "Ana"],
+                env={"AGENT_PLATFORM_DATABASE_PATH": database},
+            )  # fmt: skip
+            link = result.output.strip().splitlines()[-1]
+            token = link.rsplit("/", 1)[1]
+            assert requests.get(base + f"/app/welcome/{token}", timeout=5).status_code == 200
+            started[0].terminate()
+            logged = started[0].communicate(timeout=30)[0] + (tmp_path / "errors.log").read_text()
+    assert token not in logged
+    assert "/app/welcome/[redacted]" in logged
