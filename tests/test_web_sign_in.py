@@ -11,6 +11,7 @@ import pytest
 from agent_platform import create_app
 from agent_platform.models.base import utcnow
 from agent_platform.models.users import SignInLink, UserSession
+from agent_platform.services import sign_in as signing_in
 from agent_platform.services import users
 from web_helpers import (
     PASSWORD,
@@ -136,6 +137,14 @@ def test_an_idle_session_is_refused(client, caller, ana):
     UserSession.update(last_seen_at=utcnow() - timedelta(hours=8, seconds=1)).execute()
     assert client.get("/app").headers["Location"] == "/app/sign-in?next=/app"
     assert UserSession.select().count() == 0  # deleted on sight
+
+
+def test_each_request_moves_the_idle_expiry_on(client, caller, ana):
+    sign_in(client)
+    token, start = session_cookie(client), utcnow()
+    assert signing_in.session_of(token, now=start + timedelta(hours=7)) is not None
+    assert signing_in.session_of(token, now=start + timedelta(hours=14)) is not None
+    assert signing_in.session_of(token, now=start + timedelta(hours=22, seconds=1)) is None
 
 
 def test_a_session_ends_at_its_absolute_expiry_however_active(client, caller, ana):

@@ -18,11 +18,11 @@ TOUCH_EVERY = timedelta(seconds=60)
 WRONG = "The e-mail or the password is wrong."
 
 
-def sign_in(email, password, address):
+def sign_in(email, password, address, now=None):
     """(user, session, raw token) for a right e-mail and password of an
     active user. Every refusal reads the same whether or not the e-mail has
     an account; past the limit of failures, 429 says when to try again."""
-    now = utcnow()
+    now = now or utcnow()
     subject = _subject(email)
     _check_limit(now, subject, address)
     user = User.with_email(subject)
@@ -52,7 +52,7 @@ def start_session(user, now=None):
     return session, token
 
 
-def session_of(token):
+def session_of(token, now=None):
     """The live session the cookie's token names (its user joined), or None.
     An idle or expired session is deleted on sight."""
     if not token:
@@ -60,7 +60,7 @@ def session_of(token):
     session = UserSession.with_token_hash(token_hash(token))
     if session is None:
         return None
-    now = utcnow()
+    now = now or utcnow()
     idle = timedelta(seconds=current_app.config["INBOX_SESSION_IDLE_SECONDS"])
     ended = now >= session.expires_at or now - session.last_seen_at >= idle
     if ended or not session.user.is_active:
