@@ -8,9 +8,10 @@ from agent_platform.api.pipeline import is_public, view_method
 from conftest import assert_error
 
 # Routes reachable without a key: health, the docs, inbound network callbacks,
-# media files and the website widget (its script, page and visitor API).
+# media files, the website widget (its script, page and visitor API) and the
+# inbox's pages (people sign in with a session instead: tests/test_web_sign_in.py).
 PUBLIC_PATHS = re.compile(
-    r"^(/v1/health|/openapi\.json|/docs.*|/static/.*|/inbound/.*|/media/.*|/widget/.*)$"
+    r"^(/v1/health|/openapi\.json|/docs.*|/static/.*|/inbound/.*|/media/.*|/widget/.*|/app.*)$"
 )
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 SAMPLE_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
@@ -75,8 +76,9 @@ def test_openapi_documents_scope_and_errors_of_every_operation(client, app):
         (method.lower(), re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule))
         for rule, method in operations(app)
         # The widget's script, page and visitor API are its own protocol,
-        # described in docs/channels.md rather than in the OpenAPI document.
-        if not rule.rule.startswith(("/docs", "/openapi", "/static", "/widget"))
+        # described in docs/channels.md rather than in the OpenAPI document;
+        # the inbox's pages are for people (docs/inbox.md).
+        if not rule.rule.startswith(("/docs", "/openapi", "/static", "/widget", "/app"))
     }
     in_document = {
         (method, path)
@@ -126,6 +128,7 @@ NOT_FOUND_BY_PARAMETER = {
     "server_id": "MCP_SERVER_NOT_FOUND",
     "training_id": "TRAINING_NOT_FOUND",
     "webhook_id": "WEBHOOK_NOT_FOUND",
+    "user_id": "USER_NOT_FOUND",
 }
 # Operations whose body is checked before the id: an empty body is a 400.
 BODY_BEFORE_ID = {

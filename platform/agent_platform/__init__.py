@@ -7,7 +7,7 @@ def create_app(config=None, config_path=None):
     """Build the WSGI app. `config` (a dict) overrides every other source."""
     # Imported here, not at the top, so that importing the package (as the
     # gunicorn master does) costs nothing of Flask, peewee or the API.
-    from . import logs
+    from . import logs, web
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
     from .api.ratelimit import ADDRESSES_COUNTED, SlidingWindowLimiter
@@ -42,4 +42,5 @@ def create_app(config=None, config_path=None):
     # Changes committed by a request or job wake live subscribers at once.
     live.init_app(app)
     init_api(app)
+    web.install(app)  # the inbox's pages at /app
     return app

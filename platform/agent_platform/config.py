@@ -118,6 +118,13 @@ DEFAULTS = {
     "SECRETS_KEY_FILE": None,
     "SECRETS_KEY": None,
     "APPOINTMENTS_REMINDER_POLL_SECONDS": 60.0,
+    # The inbox at /app: its people's sessions, sign-in links and attempt limit.
+    "INBOX_SESSION_IDLE_SECONDS": 8 * 3600.0,
+    "INBOX_SESSION_MAX_HOURS": 7 * 24,
+    "INBOX_SIGN_IN_LINK_HOURS": 24,
+    "INBOX_SIGN_IN_ATTEMPTS": 5,
+    "INBOX_SIGN_IN_ADDRESS_ATTEMPTS": 20,
+    "INBOX_SIGN_IN_WINDOW_SECONDS": 900.0,
 }
 
 # Keys that meant something once: named as such, not as typos.

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 SECTIONS = (
     "rate_limit", "database", "trainings", "webhooks", "whatsapp", "telegram", "messages",
     "inbound", "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan",
-    "smtp", "mcp", "log", "widget", "email", "appointments",
+    "smtp", "mcp", "log", "widget", "email", "appointments", "inbox",
 )  # fmt: skip
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FAILURE_POLICIES = ("failing", "deactivate")

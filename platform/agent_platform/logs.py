@@ -3,7 +3,7 @@
 for log collectors: time, level, logger, message, the traceback, and the
 ids a line is about as fields of their own: a failure's log call passes
 them as `extra=`, its text saying them for people). No line holds a
-visitor token (RedactTokens)."""
+visitor token or a one-time sign-in link's token (RedactTokens)."""
 
 import json
 import logging
@@ -16,6 +16,9 @@ _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskN
 # A `token` query parameter's value, in a URL or a query string.
 _TOKEN = re.compile(r"(^|[?&;])token=[^&;\s\"]*")
 REDACTED = "token=[redacted]"
+# A one-time sign-in link's token is in its path (/app/welcome/<token>):
+# whoever reads the log before the person opens it must not be able to.
+_LINK_TOKEN = re.compile(r"(/app/welcome/)[^/?;\s\"]+")
 
 
 class JsonFormatter(logging.Formatter):
@@ -44,7 +47,10 @@ def fields_of(record):
 
 
 def redacted(text):
-    """`text` with every `token=` query parameter's value hidden."""
+    """`text` with every `token=` query parameter's value, and every sign-in
+    link's token, hidden."""
+    if "/app/welcome/" in text:
+        text = _LINK_TOKEN.sub(r"\1[redacted]", text)
     if "token=" not in text:
         return text
     return _TOKEN.sub(lambda found: found[1] + REDACTED, text)
@@ -62,7 +68,7 @@ class RedactTokens(logging.Filter):
             message = record.getMessage()
         except Exception:
             return True  # a broken record: the handler reports it as it would have
-        if "token=" in message:
+        if "token=" in message or "/app/welcome/" in message:
             record.msg, record.args = redacted(message), ()
         for name, value in fields_of(record).items():
             if isinstance(value, str):

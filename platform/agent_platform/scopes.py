@@ -41,6 +41,9 @@ SCOPES = {
     "appointments:write": "Book, reschedule, cancel, complete appointments; set availability",
     "permissions:read": "List the workspace's API keys (never the keys themselves)",
     "permissions:write": "Revoke the workspace's API keys",
+    # Not in the spec: the people who sign in to the inbox (docs/inbox.md).
+    "users:read": "Read the workspace's users (never their passwords)",
+    "users:write": "Create and update users, make their sign-in links",
 }
 
 

@@ -34,6 +34,7 @@ from . import (
     system,
     trainings,
     transfer_rules,
+    users,
     variant,
     webhooks,
     widget,
@@ -59,6 +60,8 @@ V1_BLUEPRINTS += [appointments.blp, appointments.agent_availability_blp]
 V1_BLUEPRINTS += [agent_activity.blp]
 # Unanswered questions and what the matcher learns from them (issue 22).
 V1_BLUEPRINTS += [learning.blp]
+# The people who sign in to the inbox at /app (issue 39).
+V1_BLUEPRINTS += [users.blp]
 # Blueprints served at the root without /v1 (the spec's variant address form).
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).

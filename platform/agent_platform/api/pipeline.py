@@ -14,8 +14,9 @@ from .blueprint import ANY_SCOPE
 from .ratelimit import client_address
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-# flask-smorest's docs blueprint and Flask's static files need no key.
-_PUBLIC_BLUEPRINTS = {"api-docs", "docs-assets"}
+# flask-smorest's docs blueprint and Flask's static files need no key; nor
+# the inbox's pages, whose people sign in instead (web/session.py).
+_PUBLIC_BLUEPRINTS = {"api-docs", "docs-assets", "web"}
 WORKSPACE_VIEW_ARGS = ("workspace_id", "workspaceId")
 
 

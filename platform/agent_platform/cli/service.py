@@ -7,7 +7,7 @@ import click
 
 from ..db import database
 from ..migrate import apply_migrations
-from ..services import keys
+from ..services import keys, users
 from .base import database_path, main, with_app
 
 
@@ -39,12 +39,27 @@ def serve(app, host, port, dev):
     if raw_key:
         click.echo("Created the default workspace. Admin API key (shown only once):")
         click.echo(raw_key)
+    _say_where_people_go(app)
     database.close_all()  # never carry a connection into the server
     if dev:
         run_dev_server(app)
     else:
         config_path = click.get_current_context().params["config_path"]
         exec_server(config_path, _server_overrides(host, port, dev))
+
+
+def _say_where_people_go(app):
+    """The inbox's address and, while nobody can sign in to it, how to make
+    its first user."""
+    click.echo(f"Inbox: {app.config['SERVER_PUBLIC_URL'].rstrip('/')}/app")
+    if users.count_all() == 0:
+        workspaces = keys.list_workspaces()
+        workspace = workspaces[0].id if workspaces else "WORKSPACE_ID"
+        click.echo(
+            "No one can sign in yet. Make the first user with:\n"
+            f"  agent-platform users create --workspace {workspace} "
+            "--email you@example.com --name 'Your Name' --role admin"
+        )
 
 
 @main.command()

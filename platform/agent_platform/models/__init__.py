@@ -25,6 +25,7 @@ from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
 from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
 from .trainings import Training
+from .users import SignInFailure, SignInLink, User, UserSession
 from .webhooks import Delivery, DeliveryAttempt, Webhook
 
 ALL_MODELS = [
@@ -75,6 +76,10 @@ ALL_MODELS = [
     Availability,
     Appointment,
     AppointmentReminder,
+    User,
+    UserSession,
+    SignInLink,
+    SignInFailure,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

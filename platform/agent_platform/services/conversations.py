@@ -17,7 +17,7 @@ from ..models import Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.conversations import ACTIVE_STATUSES
 from ..models.pagination import paginate
-from . import channels, contacts, formats
+from . import channels, contacts, formats, users
 
 # action: (states it applies to, state it leads to, event it raises)
 TRANSITIONS = {
@@ -112,6 +112,7 @@ def create_conversation(workspace_id, values, now=None):
 
 
 def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None):
+    users.check_assignee(workspace_id, assigned_to)
     conversation = Conversation(
         workspace=workspace_id,
         contact=contact_id,
@@ -128,6 +129,7 @@ def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None)
 
 def transition(workspace_id, conversation_id, action, now=None, assigned_to=None):
     """Move a conversation by `action` (a key of TRANSITIONS)."""
+    users.check_assignee(workspace_id, assigned_to)  # before anything moves
     with transaction():
         conversation = get_conversation(workspace_id, conversation_id)
         move(conversation, action, now or utcnow())
@@ -167,6 +169,7 @@ def assign(workspace_id, conversation_id, assigned_to, now=None):
 
 
 def _assign(conversation, assigned_to, now):
+    users.check_assignee(conversation.workspace_id, assigned_to)
     previous = conversation.assigned_to
     if previous == assigned_to:
         return
