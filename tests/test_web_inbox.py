@@ -258,3 +258,9 @@ def test_another_workspaces_conversation_is_not_found_nor_listed(client, desk, a
 
 def _token(client):
     return re.search(r'name="csrf_token" value="([^"]+)"', text(client.get("/app"))).group(1)
+
+
+def test_the_list_beside_an_opened_conversation_shows_it_read(client, desk, ana):
+    conversation_id = customer(desk["main"], "551190", "Oi", 1)
+    body = shown(client.get(f"/app/conversations/{conversation_id}"))
+    assert "unread-count" not in body

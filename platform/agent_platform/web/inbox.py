@@ -32,10 +32,11 @@ def home():
 def conversation(conversation_id):
     parts = _parts({"list", "thread"})
     user = session.current_user()
-    context = _list_context(with_cursor=False) if "list" in parts else {"people": {}}
-    if "thread" in parts:
-        thread = _thread_context(user, conversation_id)
-        context.update(thread, people={**context["people"], **thread["people"]})
+    # The thread first: showing it marks it read, which the list beside then shows.
+    context = _thread_context(user, conversation_id) if "thread" in parts else {"people": {}}
+    if "list" in parts:
+        listed = _list_context(with_cursor=False)
+        context.update(listed, people={**listed["people"], **context["people"]})
     return _render("app/conversation.html", parts, **context)
 
 
