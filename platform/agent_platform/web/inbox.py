@@ -9,7 +9,7 @@ which it swaps in: the server renders (and escapes) every byte of HTML."""
 from flask import render_template, request, url_for
 
 from ..errors import ValidationError
-from ..services import inbox, inbox_choices
+from ..services import inbox_pages
 from . import session, timefmt  # noqa: F401  (timefmt adds the templates' filters)
 from .blueprint import blp
 
@@ -41,7 +41,7 @@ def conversation(conversation_id):
 
 
 def _parts(offered):
-    """The regions asked for by X-Inbox-Part (None: the whole page)."""
+    """The regions asked for by X-Inbox-Part (without it, all `offered`: the whole page)."""
     asked = request.headers.get(PART_HEADER)
     if asked is None:
         return offered
@@ -64,33 +64,16 @@ def _render(template, parts, **context):
 
 def _list_context(with_cursor):
     user = session.current_user()
-    filters, choices = inbox_choices.list_filters(user.workspace_id, request.args)
-    if not with_cursor:
-        filters["cursor"] = None
-    page = inbox.inbox_list(user.workspace_id, user.id, limit=LIST_PAGE, **filters)
-    return {
-        "page": page,
-        "counts": inbox.inbox_counts(user.workspace_id, user.id),
-        "filters": filters,
-        "choices": choices,
-        "people": inbox_choices.people_named(
-            user.workspace_id, [row["assigned_to"] for row in page["items"]]
-        ),
-    }
+    values = request.args if with_cursor else {**request.args.to_dict(), "cursor": None}
+    return inbox_pages.list_page(user.workspace_id, user.id, values, LIST_PAGE)
 
 
 def _thread_context(user, conversation_id):
-    """The conversation's view, read by the user once shown; the names of
-    the people in it."""
-    view = inbox.conversation_view(
-        user.workspace_id, user.id, conversation_id, request.args.get("before"), THREAD_PAGE
+    before = request.args.get("before")
+    shown = inbox_pages.thread_page(
+        user.workspace_id, user.id, conversation_id, before, THREAD_PAGE
     )
-    inbox.mark_read(user.workspace_id, user.id, view["conversation"]["id"])
-    authors = [message["author"]["user_id"] for message in view["messages"]]
-    people = inbox_choices.people_named(
-        user.workspace_id, [*authors, view["conversation"]["assigned_to"]]
-    )
-    return {"view": view, "people": people, "before": request.args.get("before")}
+    return {**shown, "before": before}
 
 
 def _list_url(kept):

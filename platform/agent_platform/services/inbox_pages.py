@@ -1,11 +1,13 @@
-"""What the inbox's pages show beside services/inbox.py's rows: the
-channels and agents its filters offer, the names of the people who wrote
-or hold a conversation, and the checks of a list's filters as a person
-sends them (query parameters of a page, not the API's schemas)."""
+"""What the inbox's pages show, put together from services/inbox.py: a
+list page (rows, counts, the channels and agents its filters offer, its
+filters checked as a person sends them: query parameters of a page, not the
+API's schemas) and a conversation page (the view, read by whoever sees
+it), each with the names of the people who wrote or hold a conversation."""
 
 from ..errors import ValidationError
 from ..models import Agent, Channel
 from ..models.users import User
+from . import inbox
 from .inbox import STATES
 
 SEARCH_MAX_CHARS = 200
@@ -55,3 +57,28 @@ def people_named(workspace_id, user_ids):
         return {}
     found = User.in_workspace(workspace_id).where(User.id.in_(list(wanted)))
     return {user.id: user.name for user in found}
+
+
+def list_page(workspace_id, user_id, values, limit):
+    """A page of the list by the query parameters `values`, with its counts,
+    filters, their choices, and the names of the people rows are assigned to."""
+    filters, choices = list_filters(workspace_id, values)
+    page = inbox.inbox_list(workspace_id, user_id, limit=limit, **filters)
+    assigned = [row["assigned_to"] for row in page["items"]]
+    return {
+        "page": page,
+        "counts": inbox.inbox_counts(workspace_id, user_id),
+        "filters": filters,
+        "choices": choices,
+        "people": people_named(workspace_id, assigned),
+    }
+
+
+def thread_page(workspace_id, user_id, conversation_id, before, limit):
+    """The conversation's view, read by the user now that it is shown, and
+    the names of the people who wrote in it or hold it."""
+    view = inbox.conversation_view(workspace_id, user_id, conversation_id, before, limit)
+    inbox.mark_read(workspace_id, user_id, view["conversation"]["id"])
+    authors = [message["author"]["user_id"] for message in view["messages"]]
+    people = people_named(workspace_id, [*authors, view["conversation"]["assigned_to"]])
+    return {"view": view, "people": people}
