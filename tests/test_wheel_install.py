@@ -94,10 +94,11 @@ def test_installed_wheel_migrates_and_serves_from_an_empty_directory(installed, 
         assert requests.get(base + "/docs/assets/swagger-ui.css", timeout=5).status_code == 200
         spec = requests.get(base + "/openapi.json", timeout=5).json()
         assert "/v1/health" in spec["paths"]
-        # The inbox's templates and stylesheet are in the wheel.
+        # The inbox's templates, stylesheet and script are in the wheel.
         sign_in = requests.get(base + "/app/sign-in", timeout=5)
         assert sign_in.status_code == 200 and "Sign in" in sign_in.text
         assert requests.get(base + "/app/static/app.css", timeout=5).status_code == 200
+        assert requests.get(base + "/app/static/inbox.js", timeout=5).status_code == 200
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=20) == 0

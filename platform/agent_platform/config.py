@@ -125,6 +125,10 @@ DEFAULTS = {
     "INBOX_SIGN_IN_ATTEMPTS": 5,
     "INBOX_SIGN_IN_ADDRESS_ATTEMPTS": 20,
     "INBOX_SIGN_IN_WINDOW_SECONDS": 900.0,
+    # The inbox's live stream (GET /app/events), as the widget's.
+    "INBOX_STREAMS_PER_USER": 5,
+    "INBOX_STREAM_HEARTBEAT_SECONDS": 15.0,
+    "INBOX_STREAM_MAX_SECONDS": 300.0,
 }
 
 # Keys that meant something once: named as such, not as typos.

@@ -1,5 +1,5 @@
-"""Signing in and out, the one-time link's "choose your password" form, and
-the signed-in landing page that the inbox's other pages share a layout with."""
+"""Signing in and out, and the one-time link's "choose your password" form;
+after signing in, a person lands on the inbox (web/inbox.py)."""
 
 from flask import current_app, redirect, render_template, request, url_for
 
@@ -11,13 +11,6 @@ from . import session
 from .blueprint import PREFIX, blp
 
 SEE_OTHER = 303  # after a form's POST, the browser GETs the next page
-
-
-@blp.route("")
-@session.signed_in
-def home():
-    user = session.current_user()
-    return render_template("app/home.html", user=user, workspace=user.workspace)
 
 
 @blp.route("/sign-in")

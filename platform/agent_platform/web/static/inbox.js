@@ -1,0 +1,188 @@
+// The inbox's live updates: listen to /app/events and, when something
+// changed, fetch this page again asking only for its regions (X-Inbox-Part),
+// then swap them in. The server renders and escapes all HTML; this script
+// never builds markup from strings. Without a stream, it polls.
+(function () {
+  "use strict";
+
+  var main = document.getElementById("main");
+  if (!main || !main.dataset.events) {
+    return;
+  }
+  var THROTTLE_MS = 300;
+  var POLL_MS = 10000;
+  var pageParts = main.dataset.parts.split(",");
+  var shownConversation = main.dataset.conversation || null;
+  var wanted = new Set();
+  var timer = null;
+  var lastRefresh = 0;
+  var polling = null;
+  var fetching = false;
+
+  function scrollBox() {
+    return document.querySelector(".conversation-pane");
+  }
+
+  function nearBottom(box) {
+    return box.scrollHeight - box.scrollTop - box.clientHeight < 80;
+  }
+
+  function toBottom() {
+    var box = scrollBox();
+    if (box) {
+      box.scrollTop = box.scrollHeight;
+    }
+  }
+
+  // A region with a form being used (focus inside, or a field changed) is
+  // left alone: what a person types is never replaced under their fingers.
+  function inUse(region) {
+    if (region.contains(document.activeElement) && document.activeElement !== document.body) {
+      return true;
+    }
+    var fields = region.querySelectorAll("textarea, input:not([type=hidden]), select");
+    return Array.prototype.some.call(fields, function (field) {
+      if (field.tagName === "SELECT") {
+        return Array.prototype.some.call(field.options, function (option) {
+          return option.selected !== option.defaultSelected;
+        });
+      }
+      if (field.type === "checkbox" || field.type === "radio") {
+        return field.checked !== field.defaultChecked;
+      }
+      return field.value !== field.defaultValue;
+    });
+  }
+
+  // The focused link or control of a region, found again after the swap.
+  function focusKey(region) {
+    var active = document.activeElement;
+    if (!active || !region.contains(active)) {
+      return null;
+    }
+    return active.getAttribute("href") || active.id || null;
+  }
+
+  function refocus(region, key) {
+    var found = Array.prototype.find.call(region.querySelectorAll("a, [id]"), function (node) {
+      return node.getAttribute("href") === key || node.id === key;
+    });
+    if (found) {
+      found.focus({ preventScroll: true });
+    }
+  }
+
+  function swap(fresh) {
+    var current = document.getElementById(fresh.id);
+    if (!current || (current.hasAttribute("data-keep-while-used") && inUse(current))) {
+      return;
+    }
+    var key = focusKey(current);
+    current.replaceChildren.apply(current, Array.prototype.slice.call(fresh.childNodes));
+    if (key) {
+      refocus(current, key);
+    }
+  }
+
+  function apply(html) {
+    var parsed = new DOMParser().parseFromString(html, "text/html");
+    var box = scrollBox();
+    var stick = box && nearBottom(box);
+    parsed.querySelectorAll("[data-region][id]").forEach(swap);
+    if (stick) {
+      toBottom();
+    }
+  }
+
+  function refresh() {
+    timer = null;
+    if (fetching) {
+      schedule([]);
+      return;
+    }
+    var parts = Array.from(wanted);
+    wanted.clear();
+    if (!parts.length) {
+      return;
+    }
+    fetching = true;
+    lastRefresh = Date.now();
+    fetch(window.location.href, {
+      headers: { "X-Inbox-Part": parts.join(","), Accept: "text/html" },
+      credentials: "same-origin",
+      cache: "no-store",
+    })
+      .then(function (response) {
+        if (response.redirected || response.status === 401) {
+          window.location.reload(); // the session ended: the sign-in page
+          return null;
+        }
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html) {
+          apply(html);
+        }
+      })
+      .catch(function () {
+        // The network failed: the next change or poll tries again.
+      })
+      .finally(function () {
+        fetching = false;
+      });
+  }
+
+  // At most one refresh every THROTTLE_MS, asking for every part wanted since.
+  function schedule(parts) {
+    parts.forEach(function (part) {
+      wanted.add(part);
+    });
+    if (timer === null) {
+      timer = window.setTimeout(refresh, Math.max(0, lastRefresh + THROTTLE_MS - Date.now()));
+    }
+  }
+
+  function partsFor(changes) {
+    var aboutShown = !changes.length || changes.some(function (change) {
+      return change.conversation === shownConversation;
+    });
+    return pageParts.filter(function (part) {
+      return part !== "thread" || aboutShown;
+    });
+  }
+
+  function poll() {
+    if (polling === null) {
+      polling = window.setInterval(function () {
+        schedule(pageParts);
+      }, POLL_MS);
+    }
+  }
+
+  function listen() {
+    var source = new EventSource(main.dataset.events);
+    var broken = false;
+    source.addEventListener("change", function (event) {
+      schedule(partsFor(JSON.parse(event.data)));
+    });
+    source.addEventListener("open", function () {
+      if (broken) {
+        schedule(pageParts); // what changed while it was away
+      }
+      broken = false;
+    });
+    source.addEventListener("error", function () {
+      broken = true;
+      if (source.readyState === EventSource.CLOSED) {
+        poll(); // refused (too many open, signed out) or not a stream
+      }
+    });
+  }
+
+  toBottom();
+  if (window.EventSource) {
+    listen();
+  } else {
+    poll();
+  }
+})();
