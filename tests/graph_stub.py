@@ -9,7 +9,10 @@ channel asks for, the way Meta does:
   error scripted with `fail_next(status, error)`; read receipts answer success;
 - `GET /{media_id}`: the media's url, mime_type, sha256 (hex) and file_size
   for files added with `add_media`; the url points back at `/files/...` here;
-- `GET /files/{name}`: the file itself, only with the token.
+- `GET /files/{name}`: the file itself, only with the token;
+- `GET /{business_account_id}/message_templates`: the account's `templates`
+  (Meta's objects: name, language, status, components), those of the
+  `status` asked for.
 
 Every request is recorded in `requests` (method, path, query, headers, body,
 json) for the tests to check what was sent.
@@ -75,6 +78,7 @@ class GraphStub:
             "quality_rating": "GREEN",
             "code_verification_status": "VERIFIED",
         }
+        self.templates = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self.server = LoopbackServer(("127.0.0.1", 0), _handler(self))
@@ -120,6 +124,8 @@ class GraphStub:
             return self._send(seen)
         if seen.method == "GET" and parts == [self.phone_number_id]:
             return Scripted(200, {"id": self.phone_number_id, **self.number_fields})
+        if seen.method == "GET" and len(parts) == 2 and parts[1] == "message_templates":
+            return self._templates(seen)
         if seen.method == "GET" and len(parts) == 2 and parts[0] == "files":
             return self._file(parts[1])
         if seen.method == "GET" and len(parts) == 1 and parts[0] in self.media:
@@ -141,6 +147,11 @@ class GraphStub:
             "messages": [{"id": wamid}],
         }
         return Scripted(200, body)
+
+    def _templates(self, seen):
+        wanted = seen.query.get("status", [None])[0]
+        found = [item for item in self.templates if wanted in (None, item["status"])]
+        return Scripted(200, {"data": found, "paging": {"cursors": {"before": "", "after": ""}}})
 
     def _media_info(self, media_id):
         media = self.media[media_id]

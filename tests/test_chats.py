@@ -162,3 +162,35 @@ def test_scopes(make_caller):
     operator = make_caller(scopes=["chats:write"], workspace_id=owner.workspace_id)
     assert [c["id"] for c in data(operator.get("/v1/chats"))] == [conversation_id]
     assert data(operator.post(f"/v1/chats/{conversation_id}/handoff"))["status"] == "handoff"
+
+
+def test_taking_over_with_a_person_holds_the_chat(caller):
+    from web_helpers import make_user
+
+    ana = make_user(caller.workspace_id, email="ana@example.com", name="Ana")
+    carla = make_user(caller.workspace_id, email="carla@example.com", name="Carla")
+    conversation_id = setup_chat(caller)["conversation"]["id"]
+    path = f"/v1/chats/{conversation_id}/handoff"
+    # A handoff nobody holds (the agent's, or a key's) is picked up by a person.
+    data(caller.post(path))
+    before = event_names(caller.workspace_id)
+    taken = data(caller.post(path, json={"assigned_to": ana["id"]}))
+    assert (taken["status"], taken["assigned_to"]) == ("handoff", ana["id"])
+    assert event_names(caller.workspace_id)[len(before) :] == ["conversation.assigned"]
+    # Taking it again changes nothing; another person is refused, named.
+    assert data(caller.post(path, json={"assigned_to": ana["id"]})) == taken
+    refused = caller.post(path, json={"assigned_to": carla["id"]})
+    assert_error(refused, 409, "CONVERSATION_HELD", "Ana already holds")
+    assert_error(caller.post(path, json={"assigned_to": "maria"}), 409, "CONVERSATION_HELD", "Ana")
+    assert len(event_names(caller.workspace_id)) == len(before) + 1
+    # Once handed back, anyone may take it.
+    data(caller.post(f"/v1/chats/{conversation_id}/handoff/complete"))
+    assert data(caller.post(path, json={"assigned_to": carla["id"]}))["assigned_to"] == carla["id"]
+
+
+def test_a_chat_held_by_free_text_names_it(caller):
+    conversation_id = setup_chat(caller)["conversation"]["id"]
+    path = f"/v1/chats/{conversation_id}/handoff"
+    data(caller.post(path, json={"assigned_to": "maria@example.com"}))
+    refused = caller.post(path, json={"assigned_to": "joão"})
+    assert_error(refused, 409, "CONVERSATION_HELD", "maria@example.com already holds")

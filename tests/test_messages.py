@@ -18,6 +18,7 @@ FIELDS = {
     "channel_id",
     "direction",
     "sender_type",
+    "author_user_id",
     "type",
     "text",
     "caption",

@@ -35,10 +35,12 @@ class Handoff(MethodView):
     @blp.response(200, ConversationSchema)
     @blp.errors(400, 404, 409)
     def post(self, values, conversation_id):
-        """A human takes the chat over: the agent is silent until the handoff completes"""
-        return conversations.transition(
-            g.workspace_id, conversation_id, "handoff", assigned_to=values.get("assigned_to")
-        )
+        """A human takes the chat over: the agent is silent until the handoff completes.
+
+        With `assigned_to`, that person holds it: taking a handoff nobody holds
+        assigns it, taking one they hold changes nothing, and one held by
+        someone else is 409 CONVERSATION_HELD naming who."""
+        return conversations.take_over(g.workspace_id, conversation_id, values.get("assigned_to"))
 
 
 @blp.route("/<conversation_id>/handoff/complete")

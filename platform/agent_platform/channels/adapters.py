@@ -148,6 +148,11 @@ class Adapter(ChannelType):
         if kind == "template":
             raise ValidationError("type", "template messages are sent on WhatsApp channels only")
 
+    def approved_templates(self, channel):
+        """The templates `channel` may send outside a service window
+        ({"name", "language", "body", "parameters"}): none but WhatsApp's."""
+        return []
+
     def receive(self, channel_id, callback, bound=None):
         raise NotFound(f"Channels of type {self.type} have no callback URL.", code="NOT_FOUND")
 
@@ -239,6 +244,11 @@ def send_refusal(channel):
 def check_message(channel, contact_id, kind, now):
     """As the channel's adapter: raise when this message cannot be sent now."""
     (get_adapter(channel.type) or Adapter()).check_message(channel, contact_id, kind, now)
+
+
+def approved_templates(channel):
+    """As the channel's adapter: the message templates it may send."""
+    return (get_adapter(channel.type) or Adapter()).approved_templates(channel)
 
 
 def _able():

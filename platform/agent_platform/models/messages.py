@@ -22,6 +22,7 @@ RENDERED_FIELDS = (
     ("channel_id", "channel"),
     ("direction", "direction"),
     ("sender_type", "sender_type"),
+    ("author_user_id", "author_user_id"),
     ("type", "type"),
     ("text", "text"),
     ("caption", "caption"),

@@ -6,6 +6,11 @@
 Any other move is 409 INVALID_STATE_TRANSITION naming the current state.
 Assignment (to a human operator) and transfer (to another agent) are not
 state changes: they are allowed in every state.
+
+A person takes a conversation over (take_over: handoff, assigned to them)
+and hands it back (hand_back: open again, assigned to nobody); a handoff
+assigned to someone is held by them, and another's take-over is 409
+CONVERSATION_HELD naming who holds it.
 """
 
 from peewee import SQL, fn
@@ -135,6 +140,47 @@ def transition(workspace_id, conversation_id, action, now=None, assigned_to=None
         move(conversation, action, now or utcnow())
         if assigned_to is not None:
             _assign(conversation, assigned_to, now or utcnow())
+        return conversation
+
+
+def take_over(workspace_id, conversation_id, assigned_to=None, now=None):
+    """A human takes the conversation: an open one moves to handoff (the
+    agent falls silent) and, with `assigned_to`, is held by them. A handoff
+    is taken by `assigned_to` when it is nobody's or already theirs (then
+    nothing changes); another's is 409 CONVERSATION_HELD. Without
+    `assigned_to` (an API key names no person) only an open one moves."""
+    now = now or utcnow()
+    users.check_assignee(workspace_id, assigned_to)
+    with transaction():
+        conversation = get_conversation(workspace_id, conversation_id)
+        if conversation.status == "handoff" and assigned_to is not None:
+            check_not_held(conversation, assigned_to)
+        else:
+            move(conversation, "handoff", now)
+        if assigned_to is not None:
+            _assign(conversation, assigned_to, now)
+        return conversation
+
+
+def check_not_held(conversation, taker):
+    """409 CONVERSATION_HELD when a handoff is held by someone but `taker`."""
+    holder = conversation.assigned_to
+    if conversation.status == "handoff" and holder is not None and holder != taker:
+        raise Conflict(
+            f"{users.display_name(conversation.workspace_id, holder)} already holds "
+            f"conversation {conversation.id}: they can hand it back, or assign it to you.",
+            code="CONVERSATION_HELD",
+        )
+
+
+def hand_back(workspace_id, conversation_id, now=None):
+    """The handoff completes and nobody stays assigned: the agent answers
+    the customer's next message (as complete_handoff, then assign to null)."""
+    now = now or utcnow()
+    with transaction():
+        conversation = get_conversation(workspace_id, conversation_id)
+        move(conversation, "complete_handoff", now)
+        _assign(conversation, None, now)
         return conversation
 
 

@@ -187,6 +187,27 @@ def check_assignee(workspace_id, assigned_to):
         raise ValidationError("assigned_to", f"{assigned_to} is no active user of this workspace")
 
 
+def display_name(workspace_id, assigned_to):
+    """Who an assigned_to names, for people to read: the user's name when it
+    is a user id of the workspace, else the text itself."""
+    user_id = canonical_uuid(assigned_to)
+    user = user_id and User.get_or_none(User.id == user_id, User.workspace == workspace_id)
+    return user.name if user else assigned_to
+
+
+def active_user(workspace_id, user_id):
+    """An active user of the workspace, else 400 naming assigned_to."""
+    user_id = canonical_uuid(user_id)
+    user = user_id and User.get_or_none(User.id == user_id, User.workspace == workspace_id)
+    if not user or not user.is_active:
+        raise ValidationError("assigned_to", "choose an active user of your workspace")
+    return user
+
+
+def active_users(workspace_id):
+    return [user for user in all_users(workspace_id) if user.is_active]
+
+
 def workspace_by_id_or_name(value):
     """The workspace with this id, else the one with exactly this name."""
     workspace = Workspace.get_or_none(Workspace.id == value)

@@ -28,6 +28,13 @@ class MessageSchema(RenderedSchema):
     channel_id = fields.String(allow_none=True)
     direction = fields.String(metadata={"enum": list(DIRECTIONS)})
     sender_type = fields.String(metadata={"enum": list(SENDER_TYPES)})
+    author_user_id = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The workspace user who wrote a human message in the inbox "
+            "(null for the agent, the contact, and messages sent through the API)"
+        },
+    )
     type = fields.String(metadata={"description": "text, image, audio, video, document, ..."})
     text = fields.String(allow_none=True)
     caption = fields.String(allow_none=True)

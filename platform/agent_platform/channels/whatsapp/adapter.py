@@ -6,6 +6,7 @@ from . import intake
 from .credentials import verify_credentials
 from .sender import WhatsAppSender
 from .sender import missing_settings as missing_to_send
+from .templates import approved_templates
 from .window import check_window
 
 NUMERIC_ID = r"^[0-9]{1,30}$"
@@ -36,6 +37,7 @@ class WhatsAppAdapter(WhatsAppSender, Adapter):
         formats.pattern(r"^[1-9][0-9]{5,14}$", "a WhatsApp id (the number's digits)")
     )
     verify_credentials = staticmethod(verify_credentials)
+    approved_templates = staticmethod(approved_templates)
 
     def link_to(self, value):
         """wa.me takes the number's digits, without the plus of E.164."""
