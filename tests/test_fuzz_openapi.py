@@ -103,8 +103,10 @@ INEXPRESSIBLE = [
     # A scoring rule's params are those of its kind, and a custom field
     # value is checked against the stored field's type (docs/sales.md).
     ("params", r"(does not apply to the kind |required when the kind changes|must )"),
-    # Money: the decimal places a currency has, a new currency's value.
-    ("value", r"(\w{3} has \d decimal places|required when the currency changes)"),
+    # Money: the decimal places a currency has, a new currency's value, and
+    # its largest value (15 digits in minor units: 13 before the point in
+    # a currency of 2 decimal places, 15 in one of none).
+    ("value", r"(\w{3} has \d decimal places|required when the currency changes|must be at most )"),
     # The columns of the pipeline, each once; a column that moves to itself.
     ("column_ids", r"must list every column of the pipeline"),
     ("move_to", r"must be another column"),
