@@ -29,8 +29,9 @@ CREATE INDEX "conversation_workspace_id_agent_id_status_updated_at_id"
     ON "conversation" ("workspace_id", "agent_id", "status", "updated_at", "id");
 CREATE INDEX "conversation_workspace_id_assigned_to_status_updated_at_id"
     ON "conversation" ("workspace_id", "assigned_to", "status", "updated_at", "id");
+-- With the id, the unread count of the waiting reads this index alone.
 CREATE INDEX "conversation_workspace_id_status_last_inbound_at"
-    ON "conversation" ("workspace_id", "status", "last_inbound_at");
+    ON "conversation" ("workspace_id", "status", "last_inbound_at", "id");
 -- Searching contact names reads this index, not the contact rows.
 CREATE INDEX "contact_workspace_id_name" ON "contact" ("workspace_id", "name");
 

@@ -100,7 +100,7 @@ def test_each_state_filter_and_the_counts(desk):
         "agent": 2,
         "mine": 1,
         "closed": 1,
-        "unread": 3,
+        "unread": 2,  # the waiting one and u1's, not the agent's
     }
     with pytest.raises(ValidationError, match="state"):
         inbox.inbox_list(ws, "u1", state="everything")
@@ -186,14 +186,30 @@ def test_unread_counts_customer_messages_after_the_users_mark(desk):
     customer(desk["main"], "551190", "2", 2)
     row = inbox.inbox_list(ws, "u1")["items"][0]
     assert (row["unread"], row["unread_count"]) == (True, 2)
+    # The count leaves out what the agent handles: nobody reads all of it.
+    assert inbox.inbox_counts(ws, "u1")["unread"] == 0
+    conversations.transition(ws, conversation, "handoff", now=at(3))
+    assert inbox.inbox_counts(ws, "u1")["unread"] == 1
     inbox.mark_read(ws, "u1", conversation)
     row = inbox.inbox_list(ws, "u1")["items"][0]
     assert (row["unread"], row["unread_count"]) == (False, 0)
     assert inbox.inbox_counts(ws, "u1")["unread"] == 0
     assert inbox.inbox_counts(ws, "u2")["unread"] == 1  # marks are each user's
-    customer(desk["main"], "551190", "3", 3)
+    customer(desk["main"], "551190", "3", 4)
     assert inbox.inbox_list(ws, "u1")["items"][0]["unread_count"] == 1
     assert inbox.inbox_counts(ws, "u1")["unread"] == 1
+
+
+def test_the_unread_count_takes_in_what_is_assigned_to_the_user(desk):
+    ws = desk["ws"]
+    theirs = customer(desk["main"], "551190", "1", 1)
+    customer(desk["main"], "551191", "2", 2)  # the agent's, nobody's
+    conversations.assign(ws, theirs, "u1", now=at(3))
+    assert inbox.inbox_counts(ws, "u1")["unread"] == 1
+    assert inbox.inbox_counts(ws, "u2")["unread"] == 0
+    conversations.transition(ws, theirs, "handoff", now=at(4))  # waiting: everyone's
+    assert inbox.inbox_counts(ws, "u2")["unread"] == 1
+    assert inbox.inbox_counts(ws, "u1")["unread"] == 1  # counted once
 
 
 @pytest.fixture

@@ -189,7 +189,7 @@ def test_opening_a_conversation_marks_it_read(client, desk, ana):
     assert 'class="unread-count">1<' in shown(client.get("/app"))
     shown(client.get(f"/app/conversations/{conversation_id}"))
     body = shown(client.get("/app"))
-    assert "unread-count" not in body and "0 with unread messages" in body
+    assert "unread-count" not in body and "0 unread of those and yours" in body
 
 
 def test_the_thread_pages_back_with_before(client, desk, ana, monkeypatch):

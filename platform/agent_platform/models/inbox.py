@@ -244,21 +244,27 @@ def count_in(workspace_id, statuses, assigned_to=None):
     return execute(sql, *params).fetchone()[0]
 
 
-def count_unread(workspace_id, user_id, statuses):
-    """Conversations in `statuses` with a message from the contact the user
-    has not read: those with any, less those the user read since their last
-    one (the user's marks are few; the first count reads one index)."""
-    marks = ", ".join("?" * len(statuses))
+def count_unread(workspace_id, user_id):
+    """Conversations a person answers (waiting for a human, or open or
+    waiting and assigned to `user_id`) with a message from the contact the
+    user has not read. Those the agent handles are left out: nobody reads
+    them all, and counting them walked every conversation of the workspace
+    (28 ms at 100,000) on each refresh of every open inbox."""
+    # Two index ranges (the waiting, the user's open ones), disjoint by status.
     sql = (
-        f'SELECT (SELECT count(*) FROM "conversation" WHERE "workspace_id" = ? '
-        f'AND "status" IN ({marks}) AND "last_inbound_at" IS NOT NULL) - '
-        '(SELECT count(*) FROM "conversation_reads" AS r '
-        'JOIN "conversation" AS c ON c."id" = r."conversation_id" '
-        'WHERE r."user_id" = ? AND r."workspace_id" = ? AND +c."workspace_id" = ? '
-        f'AND +c."status" IN ({marks}) AND c."last_inbound_at" <= r."last_read_at")'
+        "SELECT count(*) FROM ("
+        'SELECT "id", "last_inbound_at" FROM "conversation" '
+        'WHERE "workspace_id" = ? AND "status" = \'handoff\' AND "last_inbound_at" IS NOT NULL '
+        "UNION ALL "
+        'SELECT "id", "last_inbound_at" FROM "conversation" WHERE "workspace_id" = ? '
+        # (+: the index on assigned_to, not the one on status, whose
+        # open range is most of the workspace)
+        'AND "assigned_to" = ? AND +"status" = \'open\' AND +"last_inbound_at" IS NOT NULL'
+        ') AS c LEFT JOIN "conversation_reads" AS r '
+        'ON r."user_id" = ? AND r."conversation_id" = c."id" '
+        'WHERE r."last_read_at" IS NULL OR c."last_inbound_at" > r."last_read_at"'
     )
-    params = [workspace_id, *statuses, user_id, workspace_id, workspace_id, *statuses]
-    return execute(sql, *params).fetchone()[0]
+    return execute(sql, workspace_id, workspace_id, user_id, user_id).fetchone()[0]
 
 
 # -- A conversation ------------------------------------------------------------

@@ -78,14 +78,14 @@ def inbox_list(
 
 
 def inbox_counts(workspace_id, user_id):
-    """The number of conversations under each state filter, and those
-    (open or waiting) with a message from the contact the user has not read."""
+    """The number of conversations under each state filter, and those the
+    user answers (waiting, or theirs) with a message they have not read."""
     return {
         "needs_human": queries.count_in(workspace_id, ("handoff",)),
         "agent": queries.count_in(workspace_id, ("open",)),
         "mine": queries.count_in(workspace_id, ACTIVE, assigned_to=user_id),
         "closed": queries.count_in(workspace_id, ("closed",)),
-        "unread": queries.count_unread(workspace_id, user_id, ACTIVE),
+        "unread": queries.count_unread(workspace_id, user_id),
     }
 
 
