@@ -9,18 +9,21 @@
   if (!main || !main.dataset.events) {
     return;
   }
-  // A change to the conversation shown is fetched within THREAD_MS of the
-  // last refresh; one elsewhere only moves the list, fetched at most every
-  // LIST_MS: with hundreds of customers writing, every open inbox fetching
-  // its list three times a second was most of the server's work.
-  var THREAD_MS = 300;
-  var LIST_MS = 1000;
+  // A change to the conversation shown, or a conversation's state (a
+  // handoff, an assignment, a close), is fetched within SOON_MS of the last
+  // refresh; a message elsewhere only moves the list, fetched at most every
+  // LIST_MS (still within the second): with hundreds of customers writing,
+  // every open inbox fetching its list three times a second was most of the
+  // server's work.
+  var SOON_MS = 300;
+  var LIST_MS = 750;
   var POLL_MS = 10000;
   var pageParts = main.dataset.parts.split(",");
   var shownConversation = main.dataset.conversation || null;
   var wanted = new Set();
   var timer = null;
   var timerDue = 0;
+  var urgent = false; // a state changed since the last refresh
   var lastRefresh = 0;
   var polling = null;
   var fetching = false;
@@ -108,6 +111,7 @@
     }
     var parts = Array.from(wanted);
     wanted.clear();
+    urgent = false;
     if (!parts.length) {
       return;
     }
@@ -143,7 +147,7 @@
     parts.forEach(function (part) {
       wanted.add(part);
     });
-    var pause = wanted.has("thread") ? THREAD_MS : LIST_MS;
+    var pause = wanted.has("thread") || urgent ? SOON_MS : LIST_MS;
     var due = lastRefresh + pause;
     if (timer !== null && due < timerDue) {
       window.clearTimeout(timer); // the shown conversation changed: sooner
@@ -176,7 +180,11 @@
     var source = new EventSource(main.dataset.events);
     var broken = false;
     source.addEventListener("change", function (event) {
-      schedule(partsFor(JSON.parse(event.data)));
+      var changes = JSON.parse(event.data);
+      urgent = urgent || !changes.length || changes.some(function (change) {
+        return change.event.indexOf("message.") !== 0;
+      });
+      schedule(partsFor(changes));
     });
     source.addEventListener("open", function () {
       if (broken) {
