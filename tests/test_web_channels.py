@@ -84,6 +84,10 @@ def test_a_website_channel_is_created_with_its_snippet_and_preview(admin, caller
     assert snippet.replace('"', "&#34;") in page or snippet.replace('"', "&quot;") in page
     assert 'id="preview-greeting">Hi &lt;b&gt;there&lt;/b&gt;</p>' in page
     assert "https://shop.example.com\nhttps://b.example</textarea>" in page
+    secret = "s3cret-of-the-shop-42"
+    post(admin, f"/app/channels/{channel_id}", name="Site", identity_secret=secret)
+    assert Channel.get_by_id(channel_id).settings["identity_secret"] == secret
+    assert secret not in text(admin.get(f"/app/channels/{channel_id}"))
 
 
 def test_refusals_are_shown_beside_the_field_and_change_nothing(admin, caller):
@@ -96,6 +100,9 @@ def test_refusals_are_shown_beside_the_field_and_change_nothing(admin, caller):
     assert "must be an origin" in error_beside(text(origin), "allowed_origins")
     port = post(admin, "/app/channels/new/email", name="Mail", imap_port="99999")
     assert "port number" in error_beside(text(port), "imap_port")
+    for name in ("", "   ", "two\nlines", "x" * 201):
+        unnamed = post(admin, "/app/channels/new/website", name=name)
+        assert unnamed.status_code == 400 and error_beside(text(unnamed), "name"), repr(name)
     assert Channel.select().count() == 0
     created_id(post(admin, "/app/channels/new/website", name="Site"))
     taken = post(admin, "/app/channels/new/website", name="Site")
@@ -131,6 +138,8 @@ def test_secrets_are_write_only_and_kept_when_left_empty(admin, caller):
     assert saved.status_code == 200 and TOKEN not in text(saved)
     assert Channel.get_by_id(channel_id).settings["bot_token"] == TOKEN
     assert Channel.get_by_id(channel_id).name == "Bot 2"
+    unnamed = post(admin, f"/app/channels/{channel_id}", name="", bot_username="loja_da_ana_bot")
+    assert unnamed.status_code == 400 and Channel.get_by_id(channel_id).name == "Bot 2"
     refused = post(admin, f"/app/channels/{channel_id}", name="Bot 2", bot_token="not-a-token")
     assert refused.status_code == 400
     assert "a bot token from BotFather" in error_beside(text(refused), "bot_token")

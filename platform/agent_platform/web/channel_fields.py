@@ -5,6 +5,9 @@ true/false)."""
 
 from dataclasses import dataclass
 
+from ..errors import ValidationError
+from ..services import formats
+
 
 @dataclass(frozen=True)
 class Field:
@@ -85,6 +88,9 @@ FIELDS = {
               ("bottom-right", "bottom-left")),
         Field("require_name", "Ask the visitor's name", "Before the first message.", "flag"),
         Field("require_email", "Ask the visitor's e-mail", "Before the first message.", "flag"),
+        Field("identity_secret", "Identity secret", "Optional, 16 to 256 characters: the key "
+              "your site signs its signed-in users' ids with (identity verification).",
+              "secret"),
     ),
 }  # fmt: skip
 
@@ -122,6 +128,16 @@ def _value(field, form):
     if field.kind == "port" and raw.isdigit():
         return int(raw)
     return raw or None
+
+
+def check_name(name):
+    """What the API's schema checks of a channel's name (one line, 1 to 200)."""
+    problem = formats.name_problem(name)
+    if problem is None and not 1 <= len(name) <= 200:
+        problem = "Must be 1 to 200 characters."
+    if problem:
+        raise ValidationError("name", problem)
+    return name
 
 
 def error_field(error):

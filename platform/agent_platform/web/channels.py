@@ -40,12 +40,12 @@ def channel_new(channel_type):
     if request.method == "GET":
         return _form_page(channel_type)
     form = request.form
-    values = {
-        "name": form.get("name", "").strip(),
-        "type": channel_type,
-        "settings": channel_fields.settings_from(channel_type, form, creating=True),
-    }
     try:
+        values = {
+            "name": channel_fields.check_name(form.get("name", "").strip()),
+            "type": channel_type,
+            "settings": channel_fields.settings_from(channel_type, form, creating=True),
+        }
         created = service.create_channel(
             _workspace_id(), values, max_channels=current_app.config["PLAN_MAX_CHANNELS"]
         )
@@ -64,11 +64,11 @@ def channel_page(channel_id):
     if request.method == "GET":
         return _channel_page(channel_id)
     channel = service.get_channel(_workspace_id(), channel_id)
-    changes = {
-        "name": request.form.get("name", "").strip(),
-        "settings": channel_fields.settings_from(channel.type, request.form, creating=False),
-    }
     try:
+        changes = {
+            "name": channel_fields.check_name(request.form.get("name", "").strip()),
+            "settings": channel_fields.settings_from(channel.type, request.form, creating=False),
+        }
         service.update_channel(_workspace_id(), channel_id, changes)
     except ApiError as error:
         return _channel_page(channel_id, error=error, entered=request.form)
