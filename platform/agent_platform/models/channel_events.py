@@ -41,6 +41,16 @@ class ChannelEvent(BaseModel):
         return cls.select().where(cls.channel == channel_id)
 
     @classmethod
+    def newest(cls, channel_id, limit, kind=None, errors_only=False):
+        """The channel's `limit` newest entries (of `kind`, or errors only)."""
+        query = cls.of_channel(channel_id)
+        if kind:
+            query = query.where(cls.kind == kind)
+        if errors_only:
+            query = query.where(cls.is_error == True)  # noqa: E712 (SQL, not Python)
+        return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
+
+    @classmethod
     def latest(cls, channel_id):
         """The channel's newest log entry, or None."""
         return cls.of_channel(channel_id).order_by(cls.created_at.desc(), cls.id.desc()).first()

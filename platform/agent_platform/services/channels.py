@@ -11,7 +11,7 @@ from ..errors import Conflict, Forbidden, NotFound, ValidationError
 from ..events import emit
 from ..models import Agent, Channel, ChannelEvent, Message
 from ..models.base import utcnow
-from ..models.pagination import paginate
+from ..models.pagination import PageRequest, paginate
 from . import formats
 
 
@@ -315,6 +315,26 @@ def verify(workspace_id, channel_id, now=None):
         kind = "credentials_verified" if outcome["ok"] else "credentials_failed"
         ChannelEvent.record(channel.id, kind, outcome, is_error=not outcome["ok"], now=now)
         return result
+
+
+def recent_errors(workspace_id, channel_id, limit=5):
+    """The channel's newest error entries of its event log, newest first."""
+    channel = get_channel(workspace_id, channel_id)
+    return ChannelEvent.newest(channel.id, limit, errors_only=True)
+
+
+def last_verification(workspace_id, channel_id):
+    """The newest successful credential check (its `details`: the bot, the
+    servers), or None."""
+    channel = get_channel(workspace_id, channel_id)
+    found = ChannelEvent.newest(channel.id, 1, kind="credentials_verified")
+    return found[0] if found else None
+
+
+def all_channels(workspace_id, limit=200):
+    """The workspace's active channels, oldest first (a page's list)."""
+    paging = PageRequest(page=1, limit=limit, order="asc", sort="created_at")
+    return list_channels(workspace_id, paging).items
 
 
 def list_events(workspace_id, channel_id, paging, kind=None):
