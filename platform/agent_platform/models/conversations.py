@@ -52,7 +52,7 @@ class Conversation(TimestampedModel, WorkspaceScoped):
             (("workspace", "channel", "status", "updated_at", "id"), False),
             (("workspace", "agent", "status", "updated_at", "id"), False),
             (("workspace", "assigned_to", "status", "updated_at", "id"), False),
-            (("workspace", "status", "last_inbound_at"), False),
+            (("workspace", "status", "last_inbound_at", "id"), False),
         )
 
     def save(self, *args, **kwargs):
