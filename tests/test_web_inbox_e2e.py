@@ -38,7 +38,7 @@ from test_web_inbox_browser import (
 )
 
 REPLY = "Yes! Gift cards from €25, in the shop or by e-mail — shall I send you the link?"
-DESKTOP = {"width": 1366, "height": 900}
+DESKTOP = {"width": 1366, "height": 1060}
 IDLE = 6  # seconds: long enough to open a page, short enough to wait out
 
 
