@@ -75,10 +75,10 @@ def cli(environ, *arguments):
     ).stdout  # fmt: skip
 
 
-def person_link(environ, email, name, workspace="Default workspace"):
+def person_link(environ, email, name, workspace="Default workspace", role="admin"):
     """`agent-platform users create`: the one-time sign-in link it prints."""
     output = cli(environ, "users", "create", "--workspace", workspace, "--email", email,
-                 "--name", name, "--role", "admin")  # fmt: skip
+                 "--name", name, "--role", role)  # fmt: skip
     return output.strip().splitlines()[-1]
 
 
@@ -111,3 +111,14 @@ def wait_for(found, what, seconds=15, every=0.05):
             return value
         time.sleep(every)
     raise AssertionError(f"never {what} within {seconds} s")
+
+
+def visitor_writes(base, channel_id, words, name, origin="https://shop.example"):
+    """A visitor of the website widget writes (its public API, as widget.js calls it)."""
+    url, headers = f"{base}/widget/{channel_id}/api", {"Origin": origin}
+    started = requests.post(f"{url}/session", json={}, headers=headers, timeout=10)
+    assert started.status_code == 200, started.text
+    headers["X-Visitor-Token"] = started.json()["data"]["visitor_token"]
+    body = {"text": words, "name": name, "client_message_id": f"m-{time.monotonic_ns()}"}
+    sent = requests.post(f"{url}/messages", json=body, headers=headers, timeout=10)
+    assert sent.status_code == 201, sent.text

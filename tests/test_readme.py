@@ -98,3 +98,54 @@ def test_the_first_conversation_runs_as_written(tmp_path):
     assert (first_answer["sender_type"], first_answer["status"]) == ("agent", "sent")
     assert first_answer["metadata"]["sandbox_request"]["json"]["text"]["body"] == answer
     assert f'"text":"{answer}"' in expected_output(conversation)[-1]
+
+
+def run_block(block, environ, port, cwd):
+    script = block.replace("127.0.0.1:8080", f"127.0.0.1:{port}")
+    script = script.replace(".venv/bin/agent-platform", f"{sys.executable} -m agent_platform")
+    result = subprocess.run(["bash", "-e", "-c", script], env=environ, cwd=cwd,
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def shown_like(lines, block, port):
+    """Each printed line as the block shows it; a word ending in `…` (an id,
+    a token) stands for any."""
+    expected = [
+        line.replace("127.0.0.1:8080", f"127.0.0.1:{port}") for line in expected_output(block)
+    ]
+    patterns = [re.sub(r"[\w-]*…", ".+", re.escape(line)) for line in expected]
+    return len(lines) == len(patterns) and all(map(re.fullmatch, patterns, lines))
+
+
+def test_the_inbox_steps_run_as_written(tmp_path):
+    """The README's inbox: its `users create` prints the link it shows, the
+    link signs in, the customer it plays waits for a human; after take over,
+    a reply and hand back, the agent answers the next message."""
+    from inbox_served import signed_in
+
+    create, ask = readme_block("users create"), readme_block("gift cards")
+    port = free_port()
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "readme.db"),
+        "AGENT_PLATFORM_SERVER_PORT": str(port),
+    }
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        run_block(readme_block('simulate "Hello'), environ, port, tmp_path)  # the sandbox
+        created = run_block(create, environ, port, tmp_path)
+        assert shown_like(created, create, port), created
+        assert shown_like(run_block(ask, environ, port, tmp_path)[-2:], ask, port)
+        person = signed_in(created[-1])
+        page = person.get(f"{base}/app", timeout=10).text
+        assert "Needs a human 1" in " ".join(re.sub(r"<[^>]+>", " ", page).split())
+        path = re.search(r'href="(/app/conversations/[^"?]+)"', page).group(1)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        for action, form in (("take-over", {}), ("reply", {"text": "Yes, from 25 euros!"}),
+                             ("hand-back", {})):  # fmt: skip
+            done = person.post(f"{base}{path}/{action}", data={"csrf_token": token, **form})
+            assert done.status_code == 200 and 'class="notice done"' in done.text, done.text
+        again = run_block('.venv/bin/agent-platform simulate "Hello, what are your opening hours?"',
+                          environ, port, tmp_path)  # fmt: skip
+    assert again[-1].startswith("Agent (sent): We are open Monday to Friday")

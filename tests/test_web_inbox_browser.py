@@ -4,9 +4,8 @@ message the agent cannot answer (it hands off) appears in the open list as
 waiting for a human within a second, without reloading; the conversation
 shows its thread; a second person on the same conversation sees a new
 message arrive live; a customer's markup is text and never runs; and the
-console has no Content-Security-Policy violation. With
-UPDATE_DOCS_SCREENSHOT=1 it saves docs/img/inbox-list.png and
-docs/img/inbox-conversation.png (a plain run changes no tracked file)."""
+console has no Content-Security-Policy violation. (The docs' screenshots
+are taken by test_web_inbox_e2e.py, with `save` below.)"""
 
 import os
 import shutil
@@ -133,7 +132,6 @@ def test_a_handoff_appears_live_and_two_people_see_new_messages(service, browser
     customer_writes(base, channel, ATTACK, "wamid.B3", sender="5511900000003", name="<b>Eve</b>")
     wait_for(lambda: len(rows(ana)) == 3, "listed three conversations")
     assert any("<b>Eve</b>" in row["text"] for row in rows(ana))
-    _save(ana, "inbox-list.png")
 
     ana.get(link)
     assert "Do you sell gift cards?" in messages(ana)
@@ -148,7 +146,6 @@ def test_a_handoff_appears_live_and_two_people_see_new_messages(service, browser
         wait_for(lambda b=browser: "Hello? Anyone there?" in messages(b), "showed the new message")
         assert still_same_page(browser)
     assert time.monotonic() - written < 2.0  # both, one after the other
-    _save(ana, "inbox-conversation.png")
     no_csp_violations(ana)
     no_csp_violations(bo)
 
@@ -174,7 +171,7 @@ def _waiting(browser):
     return [row for row in rows(browser) if row["badge"] == "Needs a human"]
 
 
-def _save(browser, name):
+def save(browser, name):
     """The page as it is; into docs/img only when asked to (UPDATE_DOCS_SCREENSHOT=1)."""
     shot = browser.get_screenshot_as_png()
     assert shot.startswith(b"\x89PNG")

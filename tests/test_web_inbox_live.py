@@ -115,7 +115,8 @@ def test_a_person_holds_at_most_their_cap_of_streams(service):
     base = service["base"]
     # The other tests' streams are let go at their next heartbeat.
     first = wait_for(lambda: _open(service), "let a first stream open", seconds=5)
-    with first, Stream(service["person"], f"{base}/app/events"):
+    second = wait_for(lambda: _open(service), "let a second stream open", seconds=5)
+    with first, second:
         refused = service["person"].get(f"{base}/app/events", timeout=10)
         assert refused.status_code == 429
     # Released when closed.

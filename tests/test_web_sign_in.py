@@ -147,6 +147,23 @@ def test_each_request_moves_the_idle_expiry_on(client, caller, ana):
     assert signing_in.session_of(token, now=start + timedelta(hours=22, seconds=1)) is None
 
 
+def test_a_form_sent_after_the_session_ended_goes_to_sign_in_then_back(client, caller, ana):
+    """Its token ended with the session: no 403 about forgery, but the
+    sign-in page, then the page the form was on (never another site's)."""
+    sign_in(client)
+    token = page_token(client)
+    UserSession.update(last_seen_at=utcnow() - timedelta(hours=8, seconds=1)).execute()
+    form = {"csrf_token": token}
+    sent = client.post("/app/sign-out", data=form, headers={"Referer": "http://localhost/app/team"})
+    assert (sent.status_code, sent.headers["Location"]) == (302, "/app/sign-in?next=/app/team")
+    elsewhere = client.post("/app/sign-out", data=form, headers={"Referer": "http://x.test/app"})
+    assert elsewhere.headers["Location"] == "/app/sign-in"
+    fetched = client.post(
+        "/app/sign-out", headers={"X-CSRF-Token": token, "Accept": "application/json"}
+    )
+    assert (fetched.status_code, fetched.get_json()["error"]["code"]) == (401, "NOT_SIGNED_IN")
+
+
 def test_a_session_ends_at_its_absolute_expiry_however_active(client, caller, ana):
     sign_in(client)
     UserSession.update(expires_at=utcnow() - timedelta(seconds=1)).execute()

@@ -67,7 +67,18 @@ def signed_in(view=None, role=None):
 def _not_signed_in():
     if wants_json():
         return error_response("NOT_SIGNED_IN", "Sign in first: your session ended.", 401)
-    return redirect(url_for("web.sign_in", next=request.full_path.rstrip("?")))
+    return redirect(url_for("web.sign_in", next=_back_to()))
+
+
+def _back_to():
+    """The page to return to after signing in: this one, or for a form's
+    POST the page the form was on (an action's address answers only POST)."""
+    if request.method in SAFE_METHODS:
+        return request.full_path.rstrip("?")
+    referrer = urlsplit(request.headers.get("Referer", ""))
+    if referrer.netloc in _own_hosts() and referrer.path.startswith(PREFIX):
+        return referrer.path
+    return None
 
 
 def csrf_token():
@@ -94,6 +105,8 @@ def check_csrf():
     sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD) or ""
     expected = _expected_token()
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+        if request.cookies.get(SESSION_COOKIE) and current_session() is None:
+            return _not_signed_in()  # its form's token ended with the session
         raise Forbidden(
             "This form has expired or did not come from this site: reload the page and try again.",
             code="CSRF_TOKEN_INVALID",

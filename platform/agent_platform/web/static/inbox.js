@@ -81,12 +81,23 @@
     }
   }
 
+  // The server shows an action's notice once (its cookie is then cleared):
+  // a live refresh right after must not take it away before it is read.
+  function keepNotice(current, fresh) {
+    var notice = current.querySelector(".notice");
+    var holder = fresh.querySelector(".holder");
+    if (notice && holder && !fresh.querySelector(".notice")) {
+      holder.before(notice);
+    }
+  }
+
   function swap(fresh) {
     var current = document.getElementById(fresh.id);
     if (!current || (current.hasAttribute("data-keep-while-used") && inUse(current))) {
       return;
     }
     var key = focusKey(current);
+    keepNotice(current, fresh);
     current.replaceChildren.apply(current, Array.prototype.slice.call(fresh.childNodes));
     if (key) {
       refocus(current, key);
@@ -178,7 +189,7 @@
 
   function listen() {
     var source = new EventSource(main.dataset.events);
-    var broken = false;
+    var missed = true; // until the stream opens: since the page was rendered
     source.addEventListener("change", function (event) {
       var changes = JSON.parse(event.data);
       urgent = urgent || !changes.length || changes.some(function (change) {
@@ -187,13 +198,13 @@
       schedule(partsFor(changes));
     });
     source.addEventListener("open", function () {
-      if (broken) {
-        schedule(pageParts); // what changed while it was away
+      if (missed) {
+        schedule(pageParts); // what changed while it was not listening
       }
-      broken = false;
+      missed = false;
     });
     source.addEventListener("error", function () {
-      broken = true;
+      missed = true;
       if (source.readyState === EventSource.CLOSED) {
         poll(); // refused (too many open, signed out) or not a stream
       }
