@@ -5,7 +5,8 @@ its errors are HTML pages (JSON for fetch requests), never the API's."""
 
 from flask import request
 
-from . import actions, events, inbox, pages, session, team  # noqa: F401  (they add the routes)
+# The modules add their routes to blp.
+from . import actions, agents, events, inbox, knowledge, pages, session, team  # noqa: F401
 from .blueprint import PREFIX, blp, error_page, secure_headers
 
 
