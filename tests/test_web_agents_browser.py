@@ -7,6 +7,7 @@ has no Content-Security-Policy violation."""
 
 import re
 
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -19,25 +20,42 @@ GLUTEN = "Do you have gluten free pizza?"
 GLUTEN_REPLY = "Yes, our gluten-free base is baked apart."
 
 
+def until(browser, found):
+    """found(browser) once truthy; a page still being replaced is waited out."""
+    moving = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(browser, 10, ignored_exceptions=moving).until(found)
+
+
 def field(browser, label_start):
     """The form field whose label starts with `label_start`."""
-    label = browser.find_element(
-        By.XPATH, f"//label[starts-with(normalize-space(), '{label_start}')]"
-    )
-    return browser.find_element(By.ID, label.get_attribute("for"))
+    path = f"//label[starts-with(normalize-space(), '{label_start}')]"
+    labelled = lambda b: b.find_element(By.XPATH, path).get_attribute("for")  # noqa: E731
+    return browser.find_element(By.ID, until(browser, labelled))
 
 
 def click(browser, words):
-    browser.find_element(
-        By.XPATH, f"//*[self::a or self::button][normalize-space()='{words}']"
-    ).click()
+    path = f"//*[self::a or self::button][normalize-space()='{words}']"
+    until(browser, lambda b: b.find_element(By.XPATH, path)).click()
 
 
 def ask(browser, question):
+    """Send `question` in the test chat: the transcript's turn that answers it."""
     click(browser, "Test chat")
     field(browser, "Your message").send_keys(question)
     click(browser, "Send")
-    return browser.find_elements(By.CSS_SELECTOR, ".test-chat > li")[-1].text
+    return until(browser, lambda b: _turn_of(b, question))
+
+
+def _turn_of(browser, question):
+    turns = browser.find_elements(By.CSS_SELECTOR, ".test-chat > li")
+    return turns[-1].text if turns and question in turns[-1].text else None
+
+
+def shows(browser, css, words):
+    """Wait for the next page to show `words` in `css` (the form's POST
+    redirects: the page before it is still there a moment)."""
+    found = lambda b: words in b.find_element(By.CSS_SELECTOR, css).text  # noqa: E731
+    return until(browser, found)
 
 
 def fits_the_width(browser):
@@ -61,7 +79,7 @@ def test_teach_the_agent_in_the_browser_and_try_it(tmp_path, browsers):  # noqa:
         field(browser, "Question").send_keys(HOURS[0])
         field(browser, "Answer").send_keys(HOURS[1])
         click(browser, "Add")
-        assert HOURS[1] in browser.find_element(By.CSS_SELECTOR, ".trainings").text
+        assert shows(browser, ".trainings", HOURS[1])
         assert fits_the_width(browser)
 
         turn = ask(browser, "when do you open?")
@@ -85,7 +103,7 @@ def test_teach_the_agent_in_the_browser_and_try_it(tmp_path, browsers):  # noqa:
         assert answer.get_attribute("value") == GLUTEN_REPLY
         answer.send_keys(" Ask for it when you order.")
         click(browser, "Turn into a Q&A")
-        assert "answers that question by itself" in browser.find_element(By.ID, "main").text
+        assert shows(browser, "#main", "answers that question by itself")
 
         turn = ask(browser, "gluten free pizza?")
         assert "Ask for it when you order." in turn and "Why: Answered from a Q&A" in turn

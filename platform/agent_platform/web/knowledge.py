@@ -1,7 +1,7 @@
 """An agent's knowledge in the admins' pages: its trainings (list, search,
 add - a document as an uploaded file -, edit, delete), the gaps (the
 customers' questions it left to a person, each turned into a Q&A in one
-form) and the test chat (services/test_chat.py: nothing stored or sent)."""
+form) and the test chat (services/chat_trial.py: nothing stored or sent)."""
 
 import json
 
@@ -15,7 +15,7 @@ from ..api.schemas.trainings import (
 )
 from ..errors import ApiError
 from ..models.pagination import PageRequest
-from ..services import agents, test_chat, trainings, unanswered
+from ..services import agents, chat_trial, trainings, unanswered
 from . import forms, session
 from .blueprint import blp
 
@@ -108,7 +108,7 @@ def test_chat_page(agent_id):
     if request.method == "POST":
         question = request.form.get("text", "").strip()
         if question:
-            reply = test_chat.ask(agent.workspace_id, agent.id, question[:4000])
+            reply = chat_trial.ask(agent.workspace_id, agent.id, question[:4000])
             transcript = [*transcript, {"question": question[:4000], **reply}]
         else:
             error, status = "text: write what a customer would ask.", 400

@@ -47,7 +47,7 @@ def _knowledge_reply(agent, settings, text, reply):
         return _said(texts.small_talk_reply(text, language), "Small talk: nothing to look up.")
     if reply.kind == "clarify":
         labels = [choice["label"] for choice in detail["choices"]]
-        shown = [_training(choice["training_id"], None) for choice in detail["choices"]]
+        shown = [_training(agent, choice["training_id"], None) for choice in detail["choices"]]
         why = "Asked back: several Q&As match about as well, so the customer chooses."
         return _said(clarifying.question(labels, language, numbered=True), why, shown)
     if reply.kind == "answer":
@@ -57,13 +57,13 @@ def _knowledge_reply(agent, settings, text, reply):
         return _said(
             texts.shorten(reply.text, limit),
             why,
-            [_training(detail["training_id"], detail["score"])],
+            [_training(agent, detail["training_id"], detail["score"])],
         )
-    return _fallback(settings, language, detail)
+    return _fallback(agent, settings, detail)
 
 
-def _fallback(settings, language, detail):
-    said = texts.setting_or_built_in(settings, "fallback_message", language, "fallback")
+def _fallback(agent, settings, detail):
+    said = texts.setting_or_built_in(settings, "fallback_message", agent.language, "fallback")
     if detail.get("reason"):
         why = f"The fallback: {detail['reason']}."
     else:
@@ -71,7 +71,7 @@ def _fallback(settings, language, detail):
     if settings.get("handoff_on_fallback", True):
         why += " The conversation would be handed to a person."
     best = detail.get("best_id")
-    return _said(said, why, [_training(best, detail["score"])] if best else [])
+    return _said(said, why, [_training(agent, best, detail["score"])] if best else [])
 
 
 def _model_provider(agent, settings, name, text):
@@ -80,11 +80,11 @@ def _model_provider(agent, settings, name, text):
         f"This agent answers with the {name} model, which the test chat does not call "
         "(it would spend the provider's tokens). These trainings would be given to it."
     )
-    shown = [_training(item["training_id"], item["score"]) for item in found]
+    shown = [_training(agent, item["training_id"], item["score"]) for item in found]
     return _said(None, why, shown)
 
 
-def _training(training_id, score):
-    row = Training.get_or_none(Training.id == training_id)
+def _training(agent, training_id, score):
+    row = Training.get_or_none(Training.id == training_id, Training.workspace == agent.workspace_id)
     title = (row.question or row.title or row.url or "") if row else ""
     return {"id": training_id, "title": title.splitlines()[0] if title else "", "score": score}
