@@ -5,7 +5,18 @@ its errors are HTML pages (JSON for fetch requests), never the API's."""
 
 from flask import request
 
-from . import actions, channels, events, inbox, pages, session, team  # noqa: F401  (they add the routes)
+# The modules add their routes to blp.
+from . import (  # noqa: F401
+    actions,
+    agents,
+    channels,
+    events,
+    inbox,
+    knowledge,
+    pages,
+    session,
+    team,
+)
 from .blueprint import PREFIX, blp, error_page, secure_headers
 
 
