@@ -5,7 +5,7 @@ its errors are HTML pages (JSON for fetch requests), never the API's."""
 
 from flask import request
 
-from . import actions, events, inbox, pages, session, team  # noqa: F401  (they add the routes)
+from . import actions, events, inbox, integrations, pages, session, team  # noqa: F401  (routes)
 from .blueprint import PREFIX, blp, error_page, secure_headers
 
 
