@@ -153,6 +153,8 @@ def test_disable_reactivate_and_delete(client, admin, receiver):
     assert Webhook.get().is_active is False and "Reactivate" in text(client.get(path))
     post(client, f"{path}/active", active="true")
     assert Webhook.get().is_active is True
+    odd = post(client, f"{path}/active", active="maybe")
+    assert odd.status_code == 400 and "active" in text(odd) and Webhook.get().is_active is True
     deleted = post(client, f"{path}/delete")
     assert deleted.status_code == 303 and deleted.location.endswith("/app/webhooks")
     assert Webhook.select().count() == 0

@@ -79,6 +79,9 @@ def test_a_webhook_made_in_the_page_logs_its_delivery(service, receiver, browser
     assert "contact.created" in entry and "succeeded" in entry and "got it" in entry
     assert secret not in browser.page_source
     assert fits_the_width(browser)
+    browser.find_element(By.LINK_TEXT, "API keys").click()
+    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.ID, "key-name"))
+    assert fits_the_width(browser)
     no_csp_violations(browser)
 
 

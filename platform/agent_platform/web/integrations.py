@@ -97,8 +97,10 @@ def redeliver(webhook_id, delivery_id):
 @session.signed_in(role="admin")
 def set_webhook_active(webhook_id):
     """`active` = "true" (reactivate) or "false" (disable)."""
-    changes = {"is_active": request.form.get("active") == "true"}
-    webhooks.update_webhook(_workspace_id(), webhook_id, changes)
+    active = request.form.get("active")
+    if active not in ("true", "false"):
+        raise ValidationError("active", 'must be "true" or "false"')
+    webhooks.update_webhook(_workspace_id(), webhook_id, {"is_active": active == "true"})
     return redirect(url_for("web.webhook_page", webhook_id=webhook_id), SEE_OTHER)
 
 
