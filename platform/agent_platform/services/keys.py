@@ -9,7 +9,7 @@ from datetime import timedelta
 from ..db import transaction
 from ..errors import NotFound, Unauthorized, ValidationError
 from ..models import ApiKey, Company, Workspace
-from ..models.base import utcnow
+from ..models.base import canonical_uuid, utcnow
 from ..scopes import SCOPES, permissions, unknown_scopes
 from .billing import new_workspace_terms
 
@@ -104,6 +104,17 @@ def revoke_key(key_id, now=None):
     with transaction():
         key = ApiKey.get_or_none(ApiKey.id == key_id)
         if key is None:
+            raise NotFound(f"API key {key_id} does not exist", code="API_KEY_NOT_FOUND")
+        return key, key.revoke(now)
+
+
+def revoke_workspace_key(workspace_id, key_id, now=None):
+    """revoke_key for a key of this workspace only (another's is 404);
+    returns (key, how many minted keys were revoked now)."""
+    with transaction():
+        key_uuid = canonical_uuid(key_id)
+        key = key_uuid and ApiKey.in_workspace_by_id(workspace_id, key_uuid)
+        if not key:
             raise NotFound(f"API key {key_id} does not exist", code="API_KEY_NOT_FOUND")
         return key, key.revoke(now)
 

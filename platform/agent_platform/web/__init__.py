@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     channels,
     events,
     inbox,
+    integrations,
     knowledge,
     pages,
     session,
