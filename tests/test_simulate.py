@@ -74,7 +74,7 @@ def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
     and the agent's answer is recorded as the Graph API request it would be.
     The first message and what it prints are the README's.
     The service logs in JSON with its access log on: its output is checked too."""
-    block = readme_block('agent-platform simulate "')
+    block = readme_block('agent-platform simulate "Hello')  # the first steps' question
     question = shlex.split(block.splitlines()[0])[-1]
     created, *printed = expected_output(block)
     port = free_port()
