@@ -8,7 +8,7 @@ from flask import redirect, render_template, request, url_for
 from ..api.schemas.agents import AgentCreateSchema, AgentSettingsSchema, AgentUpdateSchema
 from ..errors import ApiError
 from ..models.pagination import PageRequest
-from ..services import agents, credits
+from ..services import agents, credits, model_trial
 from . import forms, session
 from .blueprint import blp
 
@@ -70,6 +70,14 @@ def set_agent_active(agent_id):
     return _back(agent.id, "activated" if active else "deactivated")
 
 
+@blp.route("/agents/<agent_id>/model-test", methods=["POST"])
+@session.signed_in(role="admin")
+def test_agent_model(agent_id):
+    """What the agent's model answered a tiny prompt, or why it did not."""
+    agent = agents.get_agent(_workspace_id(), agent_id)
+    return _agent_page(agent, model_test=model_trial.try_model(_workspace_id(), agent.id))
+
+
 @blp.route("/agents/<agent_id>/default", methods=["POST"])
 @session.signed_in(role="admin")
 def make_default(agent_id):
@@ -129,7 +137,7 @@ def _used(agent):
     return credits.usage_report(agent.workspace_id, agent.id)["total_credits"]
 
 
-def _agent_page(agent, error=None, status=200):
+def _agent_page(agent, error=None, status=200, model_test=None):
     user = session.current_user()
     page = render_template(
         "app/agents/agent.html",
@@ -142,5 +150,6 @@ def _agent_page(agent, error=None, status=200):
         providers=agents.MODEL_PROVIDERS,
         error=error,
         notice=forms.notice(DONE),
+        model_test=model_test,
     )
     return page, status
