@@ -20,17 +20,16 @@ streams' and the pages' errors.
 
 import argparse
 import json
-import re
 import statistics
 import threading
 import time
 import uuid
 
 import requests
+from inbox_pages import PASSWORD, signed_in
 from loadgen import Service
 from widget import ORIGIN, Control, Figures, run_widgets, setup
 
-PASSWORD = "a long bench password"
 SOON_PAUSE, LIST_PAUSE = 0.3, 0.75  # inbox.js's SOON_MS and LIST_MS
 PROBE_EVERY = 2.0
 
@@ -103,19 +102,6 @@ class Inbox(threading.Thread):
                 self.shown.append(seen_at - stored_at)
 
     seen = None
-
-
-def signed_in(base, email):
-    session = requests.Session()
-    form = session.get(base + "/app/sign-in", timeout=10).text
-    token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
-    answer = session.post(
-        base + "/app/sign-in",
-        data={"csrf_token": token, "email": email, "password": PASSWORD},
-        timeout=10,
-    )
-    answer.raise_for_status()
-    return session
 
 
 class Probe:

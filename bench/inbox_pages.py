@@ -75,13 +75,14 @@ def make_person(path, seeded):
     return user_id
 
 
-def signed_in(base):
+def signed_in(base, email=EMAIL):
+    """A session signed in through the form, as a browser does."""
     session = requests.Session()
     form = session.get(base + "/app/sign-in", timeout=10).text
     token = re.search(r'name="csrf_token" value="([^"]+)"', form).group(1)
     answer = session.post(
         base + "/app/sign-in",
-        data={"csrf_token": token, "email": EMAIL, "password": PASSWORD},
+        data={"csrf_token": token, "email": email, "password": PASSWORD},
         timeout=10,
     )
     answer.raise_for_status()

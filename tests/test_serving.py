@@ -43,6 +43,13 @@ class Served:
     def me(self):
         return self.timed("/v1/me", {"X-API-Key": self.key})
 
+    def created(self, path, body):
+        """POST `body` to the API as the admin key; it must answer 201."""
+        made = requests.post(
+            self.base + path, json=body, headers={"X-API-Key": self.key}, timeout=5
+        )
+        assert made.status_code == 201, made.text
+
     def connect(self, source="127.0.0.1"):
         sock = socket.create_connection(("127.0.0.1", self.port), 5, (source, 0))
         sock.settimeout(5)
@@ -221,18 +228,9 @@ def test_sigterm_with_a_webhook_backlog_leaves_no_process_and_loses_no_delivery(
         with ExitStack() as stack:
             served = stack.enter_context(closing(serve(tmp_path, settings)))
             served = next(served)
-            headers = {"X-API-Key": served.key}
-            hook = {"url": receiver.url, "events": ["contact.created"]}
-            made = requests.post(
-                served.base + "/v1/webhooks", json=hook, headers=headers, timeout=5
-            )
-            assert made.status_code == 201, made.text
+            served.created("/v1/webhooks", {"url": receiver.url, "events": ["contact.created"]})
             for n in range(CONTACTS):
-                contact = {"name": f"C{n}", "phone": f"+551191111{n:04d}"}
-                made = requests.post(
-                    served.base + "/v1/contacts", json=contact, headers=headers, timeout=5
-                )
-                assert made.status_code == 201, made.text
+                served.created("/v1/contacts", {"name": f"C{n}", "phone": f"+551191111{n:04d}"})
             wait_for(lambda: len(receiver.requests) >= 2, "began delivering", 20)
             processes = [served.master, *descendants(served.master)]
             os.kill(served.master, signal.SIGTERM)
@@ -337,17 +335,8 @@ def test_with_jobs_off_serve_answers_and_a_worker_beside_it_delivers(tmp_path):
     try:
         with closing(serve(tmp_path, settings)) as serving_:
             served = next(serving_)
-            headers = {"X-API-Key": served.key}
-            hook = {"url": receiver.url, "events": ["contact.created"]}
-            made = requests.post(
-                served.base + "/v1/webhooks", json=hook, headers=headers, timeout=5
-            )
-            assert made.status_code == 201, made.text
-            contact = {"name": "Ana", "phone": "+5511911110000"}
-            made = requests.post(
-                served.base + "/v1/contacts", json=contact, headers=headers, timeout=5
-            )
-            assert made.status_code == 201, made.text
+            served.created("/v1/webhooks", {"url": receiver.url, "events": ["contact.created"]})
+            served.created("/v1/contacts", {"name": "Ana", "phone": "+5511911110000"})
             time.sleep(3)  # three webhook polls of a serve that ran its jobs
             assert receiver.requests == []
             with working(tmp_path, settings):

@@ -10,7 +10,7 @@ document; docs/channels.md describes it."""
 import json
 from typing import NamedTuple
 
-from flask import Blueprint, Response, current_app, g, jsonify, request, stream_with_context
+from flask import Blueprint, Response, current_app, g, jsonify, request
 from werkzeug.wrappers import Request
 
 from ..channels.website import assets, push, visitors
@@ -18,6 +18,7 @@ from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from .pipeline import has_body
 from .ratelimit import SlidingWindowLimiter, client_address
+from .sse import event_stream
 
 blp = Blueprint("widget", __name__, url_prefix="/widget")
 
@@ -127,11 +128,7 @@ def events(channel_id):
         config["WIDGET_STREAM_HEARTBEAT_SECONDS"],
         config["WIDGET_STREAM_MAX_SECONDS"],
     )
-    response = Response(stream_with_context(_event_stream(changes)), mimetype="text/event-stream")
-    response.call_on_close(slot.release)
-    response.headers["Cache-Control"] = "no-cache"
-    response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
-    return response
+    return event_stream(_event_stream(changes), slot.release)
 
 
 def _event_stream(changes):

@@ -4,8 +4,9 @@ the signed-in person's workspace, or one of its conversations
 
 import json
 
-from flask import Response, current_app, request, stream_with_context
+from flask import current_app, request
 
+from ..api.sse import event_stream
 from ..db import end_request
 from ..services import inbox_live
 from . import session
@@ -30,11 +31,7 @@ def events():
         config["INBOX_STREAM_HEARTBEAT_SECONDS"],
         config["INBOX_STREAM_MAX_SECONDS"],
     )
-    response = Response(stream_with_context(_stream(changes)), mimetype="text/event-stream")
-    response.call_on_close(slot.release)
-    response.headers["Cache-Control"] = "no-store"
-    response.headers["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
-    return response
+    return event_stream(_stream(changes), slot.release, cache_control="no-store")
 
 
 def _stream(changes):
