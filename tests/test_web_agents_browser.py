@@ -7,12 +7,12 @@ has no Content-Security-Policy violation."""
 
 import re
 
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conversations_helpers import WA_SETTINGS
 from inbox_served import call, customer_writes, person_link, served, wait_for
+from page_waits import settled
 from test_web_inbox_browser import browsers, welcome  # noqa: F401  (fixture)
 
 HOURS = ("When are you open?", "Every day from 9 am to 6 pm.")
@@ -22,8 +22,7 @@ GLUTEN_REPLY = "Yes, our gluten-free base is baked apart."
 
 def until(browser, found):
     """found(browser) once truthy; a page still being replaced is waited out."""
-    moving = (NoSuchElementException, StaleElementReferenceException)
-    return WebDriverWait(browser, 10, ignored_exceptions=moving).until(found)
+    return settled(browser, found)
 
 
 def field(browser, label_start):

@@ -5,15 +5,13 @@ pastes it into a shop's page on another loopback origin, and a visitor
 there chats with the agent."""
 
 import pytest
-from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from inbox_served import call, person_link, served
+from page_waits import settled
 from test_web_inbox_browser import chromium, no_csp_violations, welcome
 from test_widget_browser import ANSWER, QUESTION, Widget, shop_page
-
-PAGE_CHANGING = (NoSuchElementException, StaleElementReferenceException)
 
 GREETING = "Hi! Ask me <anything> about our bakery."
 BROWN = "rgba(138, 75, 42, 1)"  # #8a4b2a as Chromium reports it
@@ -64,8 +62,7 @@ def test_a_website_channel_made_in_the_page_answers_on_another_origin(tmp_path, 
         Select(browser.find_element(By.ID, "agent_id")).select_by_visible_text("Ana Bot")
         browser.find_element(By.XPATH, "//button[normalize-space()='Connect']").click()
         # The page is replaced by the form's answer: read it afresh until it says so.
-        settled = WebDriverWait(browser, 10, ignored_exceptions=PAGE_CHANGING)
-        settled.until(lambda b: "Connected to Ana Bot" in b.find_element(By.ID, "main").text)
+        settled(browser, lambda b: "Connected to Ana Bot" in b.find_element(By.ID, "main").text)
         copy = browser.find_element(By.CSS_SELECTOR, "button.copy[data-copy='snippet']")
         assert copy.is_displayed()  # the page's script ran (no CSP refusal)
         snippet[0] = browser.find_element(By.ID, "snippet").get_attribute("value")

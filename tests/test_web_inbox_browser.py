@@ -29,6 +29,7 @@ from inbox_served import (
     shop,
     wait_for,
 )
+from page_waits import settled
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ATTACK = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
@@ -162,8 +163,10 @@ def test_a_customers_script_is_text_and_never_runs(service, browsers):
     assert browser.execute_script("return window.pwned === undefined")
     assert browser.find_elements(By.CSS_SELECTOR, "#thread-region img") == []
     # At a phone's width the list gives way to the conversation, with a way back.
-    assert not browser.find_element(By.CLASS_NAME, "list-pane").is_displayed()
-    assert browser.find_element(By.LINK_TEXT, "← All conversations").is_displayed()
+    # (read afresh: the live script may be swapping the regions meanwhile)
+    list_pane, way_back = (By.CLASS_NAME, "list-pane"), (By.LINK_TEXT, "← All conversations")
+    assert settled(browser, lambda b: not b.find_element(*list_pane).is_displayed())
+    assert settled(browser, lambda b: b.find_element(*way_back).is_displayed())
     no_csp_violations(browser)
 
 
