@@ -1,6 +1,6 @@
 """Agent Platform: conversational AI agents behind one REST API."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def create_app(config=None, config_path=None):
