@@ -68,14 +68,22 @@ def ask(channel, text, number, now):
     return _last_reply(stored.conversation_id)
 
 
-def choose(channel, choices, ids, expected, number, now):
+# How a customer answers the yes/no question over one choice, by language.
+YES_NO = {"en": ("yes", "no"), "pt": ("sim", "não"), "es": ("sí", "no")}
+
+
+def choose(channel, choices, ids, expected, number, now, language="en"):
     """The customer answers the agent's clarifying question as the label
     says: the number of the expected training among the choices, else 0
-    ("none of these"); then what the engine answered."""
+    ("none of these"); a yes or a no when one training is offered; then
+    what the engine answered."""
     offered = [ids.get(choice["training_id"]) for choice in choices]
     picked = offered.index(expected) + 1 if expected in offered else 0
+    text = str(picked)
+    if len(offered) == 1:
+        text = YES_NO.get(language.split("-")[0], YES_NO["en"])[0 if picked else 1]
     message = InboundMessage(
-        external_id=f"m{number}-choice", sender_id=f"visitor-{number}", text=str(picked)
+        external_id=f"m{number}-choice", sender_id=f"visitor-{number}", text=text
     )
     stored = inbound.receive_inbound(channel, message, now=now + timedelta(seconds=10)).message
     replies.run_due_replies(now=now + timedelta(seconds=13))
@@ -136,7 +144,7 @@ def evaluate(business, now, counter, times, clarify=True, cpu_times=None):
         if row["asked"]:
             row["choices"] = [ids.get(c["training_id"]) for c in record["choices"]]
             picked, (kind, training_id, text, job, _) = choose(
-                channel, record["choices"], ids, expected, number, now
+                channel, record["choices"], ids, expected, number, now, business["language"]
             )
             row["picked"] = picked
             row["after"] = judge(business, ids, message, kind, training_id, text)

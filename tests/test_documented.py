@@ -13,9 +13,9 @@ from agent_platform.events.catalog import EVENTS
 from agent_platform.scopes import SCOPES
 
 ROOT = Path(__file__).resolve().parents[1]
-# The README and the docs/ pages it links to (the split is under way).
+# The README and every page under docs/.
 README = "\n".join(
-    path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    path.read_text() for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 )
 
 

@@ -13,7 +13,7 @@ import requests
 from test_cli import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 LINK = re.compile(r"\[[^\]]+\]\(([^)\s]+)\)")
 
 

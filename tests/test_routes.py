@@ -76,7 +76,7 @@ def test_openapi_documents_scope_and_errors_of_every_operation(client, app):
         (method.lower(), re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule.rule))
         for rule, method in operations(app)
         # The widget's script, page and visitor API are its own protocol,
-        # described in docs/channels.md rather than in the OpenAPI document;
+        # described in docs/channels/*.md rather than in the OpenAPI document;
         # the inbox's pages are for people (docs/inbox.md).
         if not rule.rule.startswith(("/docs", "/openapi", "/static", "/widget", "/app"))
     }

@@ -5,7 +5,7 @@ visitor token and one per client address, a bound on new visitors per
 address, open streams per visitor, small bodies. It
 is the widget's own protocol rather than part of the REST API for
 integrators, so it is a plain Flask blueprint left out of the OpenAPI
-document; docs/channels.md describes it."""
+document; docs/channels/website.md describes it."""
 
 import json
 from typing import NamedTuple
@@ -34,7 +34,7 @@ POLL_AFTER = "X-Poll-After"
 PREFIX = "/widget/"
 POLL_SUFFIX = "/api/messages"
 # An EventSource cannot send headers: the stream takes the token in its URL,
-# which our logs hide (logs.RedactTokens) and a proxy's may not (docs/channels.md).
+# which our logs hide (logs.RedactTokens) and a proxy's may not (docs/channels/website.md).
 STREAM_SUFFIX = "/api/events"
 # How long a browser waits before reconnecting a stream that ended (ms).
 STREAM_RETRY_MS = 2000

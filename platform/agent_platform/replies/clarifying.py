@@ -17,7 +17,10 @@ were already tuned (tune to blind3), then checked once on blind4.
 `question(...)` is what the agent writes, `buttons(...)` the channel's
 buttons, and `reading(text, data, labels)` turns the customer's next
 message into the choice's number (1-based), 0 for "none of these", or None
-for anything else (a new message). Plain Python, no Flask.
+for anything else (a new message). One choice is a yes/no question, not a
+menu: "Do you mean “What are your opening hours”?", with Yes/No buttons
+(`choice:1`, `choice:0`) or "Reply yes or no." in the text; a yes reads as
+1, a no as 0. Plain Python, no Flask.
 """
 
 import re
@@ -37,16 +40,24 @@ SETTINGS = {"clarify_sure": SURE, "clarify_floor": FLOOR}
 LABEL_CHARS = 72  # of a training's question, in a choice
 BUTTON_DATA = "choice:"  # a button's data: "choice:2"; "choice:0" is "none of these"
 
-# The question, "none of these", how to answer a numbered list, a list's button.
+# The agent's words in each language the agent may speak: the question over
+# several choices, "none of these", how to answer a numbered list, a list's
+# button; for one choice, the yes/no question (with "{}" for the choice) and
+# its buttons and hint.
 TEXTS = {
-    "en": ("Do you mean:", "None of these", "Reply with the number, or write your question.",
-           "Choose"),
-    "pt": ("Você quer saber:", "Nenhuma destas", "Responda com o número ou escreva sua pergunta.",
-           "Escolher"),
-    "es": ("¿Te refieres a:", "Ninguna de estas", "Responde con el número o escribe tu pregunta.",
-           "Elegir"),
+    "en": {"ask": "Do you mean:", "none": "None of these",
+           "how": "Reply with the number, or write your question.", "list": "Choose",
+           "one": "Do you mean “{}”?", "yes": "Yes", "no": "No", "yes_no": "Reply yes or no."},
+    "pt": {"ask": "Você quer saber:", "none": "Nenhuma destas",
+           "how": "Responda com o número ou escreva sua pergunta.", "list": "Escolher",
+           "one": "Você quer dizer “{}”?", "yes": "Sim", "no": "Não",
+           "yes_no": "Responda sim ou não."},
+    "es": {"ask": "¿Te refieres a:", "none": "Ninguna de estas",
+           "how": "Responde con el número o escribe tu pregunta.", "list": "Elegir",
+           "one": "¿Te refieres a “{}”?", "yes": "Sí", "no": "No",
+           "yes_no": "Responde sí o no."},
 }  # fmt: skip
-_NONE_WORDS = {fold(word) for texts in TEXTS.values() for word in [texts[1]]} | {
+_NONE_WORDS = {fold(texts["none"]) for texts in TEXTS.values()} | {
     "none",
     "neither",
     "nenhuma",
@@ -54,6 +65,14 @@ _NONE_WORDS = {fold(word) for texts in TEXTS.values() for word in [texts[1]]} | 
     "ninguna",
     "ninguno",
 }
+# Answers to the yes/no question, folded, in any of the languages (a customer
+# may answer in another than the agent's), and the polite words around them.
+_YES = {"yes", "yeah", "yep", "yup", "y", "sure", "correct", "right", "exactly", "ok", "okay",
+        "thats it", "thats right", "sim", "s", "isso", "isso mesmo", "exato", "exatamente",
+        "claro", "certo", "si", "eso", "eso es", "exacto", "correcto", "vale"}  # fmt: skip
+_NO = {"no", "nope", "nah", "n", "not really", "nao", "nao e", "nao e isso", "no es eso"}
+_POLITE = {"please", "thanks", "thank", "you", "obrigado", "obrigada", "por", "favor", "gracias"}
+_TERMINAL = ".!?;:,"  # a choice's own end, replaced by the question's "?"
 _NUMBER = re.compile(r"^\s*(?:#|n[.ºo°]?\s*)?(\d{1,2})\s*[.)!]?\s*$", re.IGNORECASE)
 
 
@@ -87,21 +106,39 @@ def label(question):
 
 def question(labels, language, numbered):
     """The agent's question: the choices numbered in the text when the
-    channel shows no buttons, else only the question (the buttons carry them)."""
-    ask, none, how, _ = _texts(language)
+    channel shows no buttons, else only the question (the buttons carry
+    them); one choice is a yes/no question."""
+    texts = _texts(language)
+    if len(labels) == 1:
+        asked = texts["one"].format(_quoted(labels[0]))
+        return f"{asked} {texts['yes_no']}" if numbered else asked
     if not numbered:
-        return ask if len(labels) > 1 else f"{ask} {labels[0]}?"
-    lines = [ask] + [f"{number}. {text}" for number, text in enumerate(labels, 1)]
-    lines += [f"0. {none}", how]
+        return texts["ask"]
+    lines = [texts["ask"]] + [f"{number}. {text}" for number, text in enumerate(labels, 1)]
+    lines += [f"0. {texts['none']}", texts["how"]]
     return "\n".join(lines)
+
+
+def _quoted(label):
+    """A choice inside the yes/no question, without the end (and Spanish
+    opening) marks of its own, so the question's "?" is the only one:
+    "What are your opening hours?" -> "What are your opening hours"."""
+    core = label.strip().rstrip(_TERMINAL + " ").lstrip("¿¡ ")
+    return core or label.strip()
 
 
 def buttons(labels, language):
     """The metadata of the question on a channel that shows buttons: one
-    per choice, then "none of these"; and the name of a list's button."""
-    found = [{"text": text, "data": f"{BUTTON_DATA}{n}"} for n, text in enumerate(labels, 1)]
-    found.append({"text": _texts(language)[1], "data": f"{BUTTON_DATA}0"})
-    return {"buttons": found, "buttons_label": _texts(language)[3]}
+    per choice, then "none of these" (Yes and No for one choice); and the
+    name of a list's button."""
+    texts = _texts(language)
+    if len(labels) == 1:
+        found = [{"text": texts["yes"], "data": f"{BUTTON_DATA}1"}]
+        found.append({"text": texts["no"], "data": f"{BUTTON_DATA}0"})
+    else:
+        found = [{"text": text, "data": f"{BUTTON_DATA}{n}"} for n, text in enumerate(labels, 1)]
+        found.append({"text": texts["none"], "data": f"{BUTTON_DATA}0"})
+    return {"buttons": found, "buttons_label": texts["list"]}
 
 
 def reading(text, data, labels):
@@ -116,10 +153,25 @@ def reading(text, data, labels):
     folded = fold(text).strip(" .!?¿¡")
     if folded in _NONE_WORDS:
         return 0
+    answer = _yes_or_no(folded) if len(labels) == 1 else None
+    if answer is not None:
+        return answer
     for number, option in enumerate(labels, 1):
         if folded and folded == fold(option).strip(" .!?¿¡"):
             return number
     return None
+
+
+def _yes_or_no(folded):
+    """1 for a yes ("yes", "Sim, obrigado!", "sí por favor"), 0 for a no,
+    None for anything else ("no, I meant delivery" is a new message)."""
+    words = re.findall(r"\w+", folded.replace("'", "").replace("\u2019", ""))
+    while words and words[-1] in _POLITE:
+        words.pop()
+    said = " ".join(words)
+    if said in _YES:
+        return 1
+    return 0 if said in _NO else None
 
 
 def _in_range(digits, count):

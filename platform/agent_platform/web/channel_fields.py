@@ -1,4 +1,4 @@
-"""What each channel type's form asks, in the words of docs/channels.md, and
+"""What each channel type's form asks, in the words of docs/channels/*.md, and
 how a submitted form becomes the settings the API's service takes (the
 service checks every value; a form only turns text into lists, numbers and
 true/false)."""
@@ -94,7 +94,7 @@ FIELDS = {
     ),
 }  # fmt: skip
 
-# docs/channels.md's table of providers, for the e-mail form's preset select.
+# docs/channels/email.md's table of providers, for the e-mail form's preset select.
 EMAIL_PRESETS = {
     "gmail": ("Gmail / Google Workspace", "imap.gmail.com", "ssl", "smtp.gmail.com", "starttls"),
     "fastmail": ("Fastmail", "imap.fastmail.com", "ssl", "smtp.fastmail.com", "ssl"),

@@ -99,7 +99,9 @@ class WidgetConfigSchema(ma.Schema):
     require_name = fields.Boolean()
     require_email = fields.Boolean()
     identity_verification = fields.Boolean(
-        metadata={"description": "Whether settings.identity_secret is set (see docs/channels.md)"}
+        metadata={
+            "description": "Whether settings.identity_secret is set (see docs/channels/website.md)"
+        }
     )
 
 
