@@ -17,6 +17,7 @@ from .. import jsonbody
 from ..errors import ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
+from .operation_ids import operation_id
 from .schemas.common import Bare, BareSchema
 
 # Errors any authenticated operation can answer, documented on every one
@@ -148,6 +149,16 @@ class ApiBlueprint(Blueprint):
             return func
 
         return decorator
+
+    def register_views_in_doc(self, api, app, spec, *, name, parameters):
+        # Every operation gets its operationId here, where blueprint, view and
+        # method are known (an explicit @blp.doc(operationId=...) stays).
+        for endpoint, methods in self._docs.items():
+            for method, doc in methods.items():
+                if method != "parameters":
+                    manual = doc.setdefault("manual_doc", {})
+                    manual.setdefault("operationId", operation_id(name, endpoint, method))
+        return super().register_views_in_doc(api, app, spec, name=name, parameters=parameters)
 
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
