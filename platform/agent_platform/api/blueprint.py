@@ -202,7 +202,8 @@ def _takes_lists(schema_class):
 def _data_envelope(schema_class, many):
     """The documented {"data": ...} wrapper of a schema (the body views send)."""
     name = "Data" + schema_class.__name__ + ("List" if many else "")
-    return type(name, (ma.Schema,), {"data": fields.Nested(schema_class, many=many)})
+    data = fields.Nested(schema_class, many=many, required=True)  # always there
+    return type(name, (ma.Schema,), {"data": data})
 
 
 def _add_doc(func, **doc):
