@@ -95,6 +95,23 @@ class Api(SmorestApi):
 _DOCUMENTS = {}
 
 
+API_DESCRIPTION = """\
+Self-hosted conversational AI agents behind one REST API: agents and their
+knowledge (trainings), channels (WhatsApp, Telegram, e-mail, a website
+widget), contacts, conversations, messages, webhooks, leads and appointments.
+
+**Authentication.** An API key, sent as `Authorization: Bearer <key>` or as the
+`x-api-key` header; only operations whose `security` is empty (the health
+check, the networks' callbacks) need none. Each operation names the scope it
+needs (`x-required-scope`); another workspace's object is 404.
+
+**Errors** are `{"error": {"code", "message", "status"}}`, the message naming
+the field or header at fault. Lists are paged with `page` and `limit`.
+
+Interactive reference: [/docs](/docs). Guides, and how to generate a client
+from this document: `docs/api.md` in the project's source."""
+
+
 def openapi_settings(version):
     return {
         "API_TITLE": "Agent Platform API",
@@ -105,6 +122,10 @@ def openapi_settings(version):
         "OPENAPI_SWAGGER_UI_PATH": "docs",
         "OPENAPI_SWAGGER_UI_URL": docs.ASSETS_URL,
         "API_SPEC_OPTIONS": {
+            "info": {"description": API_DESCRIPTION},
+            # Relative: generated clients take the base URL they are given, and
+            # the document stays the same whatever host or address serves it.
+            "servers": [{"url": "/", "description": "The server this document came from"}],
             "components": {
                 "securitySchemes": {
                     "ApiKeyHeader": {

@@ -17,6 +17,7 @@ from .. import jsonbody
 from ..errors import ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
+from .operation_ids import operation_id
 from .schemas.common import Bare, BareSchema
 
 # Errors any authenticated operation can answer, documented on every one
@@ -149,6 +150,16 @@ class ApiBlueprint(Blueprint):
 
         return decorator
 
+    def register_views_in_doc(self, api, app, spec, *, name, parameters):
+        # Every operation gets its operationId here, where blueprint, view and
+        # method are known (an explicit @blp.doc(operationId=...) stays).
+        for endpoint, methods in self._docs.items():
+            for method, doc in methods.items():
+                if method != "parameters":
+                    manual = doc.setdefault("manual_doc", {})
+                    manual.setdefault("operationId", operation_id(name, endpoint, method))
+        return super().register_views_in_doc(api, app, spec, name=name, parameters=parameters)
+
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
         instance = schema() if isinstance(schema, type) else schema
@@ -191,7 +202,8 @@ def _takes_lists(schema_class):
 def _data_envelope(schema_class, many):
     """The documented {"data": ...} wrapper of a schema (the body views send)."""
     name = "Data" + schema_class.__name__ + ("List" if many else "")
-    return type(name, (ma.Schema,), {"data": fields.Nested(schema_class, many=many)})
+    data = fields.Nested(schema_class, many=many, required=True)  # always there
+    return type(name, (ma.Schema,), {"data": data})
 
 
 def _add_doc(func, **doc):

@@ -77,18 +77,20 @@ class ListQuery(ma.Schema):
         return data
 
 
+# Response fields always present are `required` in the document, so that
+# generated clients type them as given rather than possibly unset.
 class PaginationSchema(ma.Schema):
-    page = fields.Integer()
-    limit = fields.Integer()
-    total = fields.Integer()
-    total_pages = fields.Integer()
+    page = fields.Integer(required=True)
+    limit = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+    total_pages = fields.Integer(required=True)
 
 
 class MetaSchema(ma.Schema):
-    page = fields.Integer()
-    per_page = fields.Integer()
-    total = fields.Integer()
-    total_pages = fields.Integer()
+    page = fields.Integer(required=True)
+    per_page = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+    total_pages = fields.Integer(required=True)
 
 
 def _numbers(page, limit_name):
@@ -103,8 +105,8 @@ def _numbers(page, limit_name):
 class PageBodySchema(BareSchema):
     """Dumps a models.pagination.Page; subclasses add `data`."""
 
-    pagination = fields.Nested(PaginationSchema)
-    meta = fields.Nested(MetaSchema)
+    pagination = fields.Nested(PaginationSchema, required=True)
+    meta = fields.Nested(MetaSchema, required=True)
 
     def get_attribute(self, obj, attr, default):
         if attr == "pagination":
@@ -133,7 +135,7 @@ class RenderedPageBodySchema(PageBodySchema):
 def paginated(item_schema):
     """The list body for `item_schema` (a class): data, pagination and meta."""
     name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
-    data = fields.List(fields.Nested(item_schema), attribute="items")
+    data = fields.List(fields.Nested(item_schema), attribute="items", required=True)
     if issubclass(item_schema, RenderedSchema):
         return type(name, (RenderedPageBodySchema,), {"data": data, "ITEM_SCHEMA": item_schema})
     return type(name, (PageBodySchema,), {"data": data})

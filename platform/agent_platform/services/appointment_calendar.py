@@ -26,9 +26,14 @@ DEFAULT_SPAN = timedelta(days=7)
 
 
 @cache
-def time_zones():
-    """Every IANA time zone name the system knows, sorted."""
-    return tuple(sorted(available_timezones()))
+def _time_zones():
+    """Every IANA time zone name the system knows. `localtime` is left out:
+    it is the host's own setting, not a name, and would move with the host."""
+    return frozenset(available_timezones()) - {"localtime"}
+
+
+def is_time_zone(name):
+    return name in _time_zones()
 
 
 # --- settings --------------------------------------------------------------------------

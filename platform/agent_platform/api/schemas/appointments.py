@@ -4,7 +4,7 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 from ...models.appointments import STATUSES, WEEKDAYS
-from ...services.appointment_calendar import time_zones
+from ...services.appointment_calendar import is_time_zone
 from ..pagination import ListQuery
 from .common import Name, UtcDate, UtcDateTime
 from .rendered import RenderedSchema
@@ -12,6 +12,11 @@ from .rendered import RenderedSchema
 HOUR_MINUTE = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
 HOUR_MINUTE_OR_MIDNIGHT = r"^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
 MAX_OFFSET = 10080  # minutes: a reminder at most a week before
+
+
+def _time_zone_name():
+    description = "The workspace's time zone (an IANA name)"
+    return fields.String(metadata={"description": description, "example": "Europe/Lisbon"})
 
 
 def _local_time(description):
@@ -40,7 +45,7 @@ class AppointmentSchema(_Dicts):
     status = fields.String(metadata={"enum": list(STATUSES)})
     start_at = UtcDateTime()
     end_at = UtcDateTime()
-    time_zone = fields.String(metadata={"description": "The workspace's time zone"})
+    time_zone = _time_zone_name()
     start_at_local = _local_time("start_at in the workspace's time zone, with its offset")
     end_at_local = _local_time("end_at in the workspace's time zone, with its offset")
     reschedule_count = fields.Integer()
@@ -191,7 +196,7 @@ class SlotSchema(ma.Schema):
 
 class FreeSlotsSchema(ma.Schema):
     agent_id = fields.String(allow_none=True)
-    time_zone = fields.String()
+    time_zone = _time_zone_name()
     slot_minutes = fields.Integer()
     slots = fields.List(fields.Nested(SlotSchema), metadata={"description": "At most 500"})
 
@@ -200,16 +205,25 @@ class FreeSlotsSchema(ma.Schema):
 
 
 class AppointmentSettingsSchema(ma.Schema):
-    time_zone = fields.String()
+    time_zone = _time_zone_name()
     reminder_offsets_minutes = fields.List(fields.Integer())
     updated_at = UtcDateTime(allow_none=True)
 
 
+def _known_time_zone(name):
+    if not is_time_zone(name):
+        raise ma.ValidationError("unknown time zone: give an IANA name such as Europe/Lisbon")
+
+
 class AppointmentSettingsPutSchema(ma.Schema):
+    # A plain string in the document, checked here against the tz database:
+    # an enum of the host's zones made the document change with the host, and
+    # broke client generators on its aliases (GMT0, GMT-0, GMT+0).
     time_zone = fields.String(
-        validate=validate.OneOf(time_zones()),
-        metadata={"description": "IANA name, e.g. Europe/Lisbon (default UTC): appointment "
-                  "times are shown and opening hours read in it"},
+        validate=_known_time_zone,
+        metadata={"description": "An IANA time zone name such as Europe/Lisbon (default UTC): "
+                  "appointment times are shown and opening hours read in it",
+                  "example": "Europe/Lisbon"},
     )  # fmt: skip
     reminder_offsets_minutes = fields.List(
         fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_OFFSET)),

@@ -13,19 +13,6 @@ SETTINGS_DOC = (
 )
 
 
-class ChannelSchema(RenderedSchema):
-    id = fields.String()
-    name = fields.String()
-    type = fields.String(metadata={"enum": list(CHANNEL_TYPES)})
-    status = fields.String(metadata={"enum": ["connected", "disconnected"]})
-    agent_id = fields.String(allow_none=True)
-    is_active = fields.Boolean()
-    settings = fields.Dict(metadata={"description": SETTINGS_DOC})
-    connected_at = UtcDateTime(allow_none=True)
-    created_at = UtcDateTime()
-    updated_at = UtcDateTime()
-
-
 class ChannelSettingsSchema(ma.Schema):
     """The settings object of a channel: keys depend on its type (see Channel.settings);
     secrets read back only as <name>_set true/false."""
@@ -35,6 +22,22 @@ class ChannelSettingsSchema(ma.Schema):
 
     def dump(self, obj, *, many=None):
         return obj.public_settings()
+
+
+class ChannelSchema(RenderedSchema):
+    id = fields.String()
+    name = fields.String()
+    type = fields.String(metadata={"enum": list(CHANNEL_TYPES)})
+    status = fields.String(metadata={"enum": ["connected", "disconnected"]})
+    agent_id = fields.String(allow_none=True)
+    is_active = fields.Boolean()
+    # The ChannelSettings component, not an object of its own: generators name
+    # an inline object after its parent and field (Channel + settings), which
+    # took ChannelSettings's name and dropped Channel from generated clients.
+    settings = fields.Nested(ChannelSettingsSchema, metadata={"description": SETTINGS_DOC})
+    connected_at = UtcDateTime(allow_none=True)
+    created_at = UtcDateTime()
+    updated_at = UtcDateTime()
 
 
 class ChannelCreateSchema(ma.Schema):

@@ -88,11 +88,15 @@ class BareSchema(ma.Schema):
         return Bare(data)
 
 
+# Documentation only (the error renderer writes the body): every field is
+# always there, so `required` lets generated clients type them as given.
 class ErrorDetailSchema(ma.Schema):
-    code = fields.String(metadata={"description": "Stable machine-readable code"})
-    message = fields.String(metadata={"description": "What went wrong, naming the field"})
-    status = fields.Integer(metadata={"description": "The HTTP status, repeated"})
+    code = fields.String(required=True, metadata={"description": "Stable machine-readable code"})
+    message = fields.String(
+        required=True, metadata={"description": "What went wrong, naming the field"}
+    )
+    status = fields.Integer(required=True, metadata={"description": "The HTTP status, repeated"})
 
 
 class ErrorSchema(ma.Schema):
-    error = fields.Nested(ErrorDetailSchema)
+    error = fields.Nested(ErrorDetailSchema, required=True)
