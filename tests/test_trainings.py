@@ -487,3 +487,54 @@ def test_model_search_gives_trainings_with_their_rank(caller, agent):
     assert hits[0].agent_id == agent and hits[0].content == "green tea, black tea"
     assert hits[0].created_at.isoformat(timespec="microseconds") + "Z" == best["created_at"]
     assert Training.search(agent, "!!", 10) == [] and Training.search_rows(agent, "", 10) == []
+
+
+def test_an_idempotency_key_makes_a_retried_create_return_the_first(caller, agent):
+    key = {"Idempotency-Key": "qa-hours-1"}
+    qa = {"type": "qa", "question": "When do you open?", "answer": "At nine."}
+    first = caller.post(f"/v1/agents/{agent}/trainings", json=qa, headers=key)
+    again = caller.post(f"/v1/agents/{agent}/trainings", json=qa, headers=key)
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.get_json() == first.get_json()
+    assert [first.headers["Idempotent-Replayed"], again.headers["Idempotent-Replayed"]] == [
+        "false",
+        "true",
+    ]
+    other_body = {**qa, "answer": "At ten."}
+    reused = caller.post(f"/v1/agents/{agent}/trainings", json=other_body, headers=key)
+    assert_error(reused, 409, "IDEMPOTENCY_KEY_REUSED", "qa-hours-1")
+    assert Training.select().where(Training.agent == agent).count() == 1
+
+
+def test_a_retried_upload_is_one_document_and_other_bytes_are_409(caller, agent):
+    def send(content, key="doc-1"):
+        data = {"type": "document", "file": (io.BytesIO(content), "menu.txt")}
+        return caller.post(
+            f"/v1/agents/{agent}/trainings", data=data, headers={"Idempotency-Key": key}
+        )
+
+    first, again = send(b"Pizza 10 euros."), send(b"Pizza 10 euros.")
+    assert again.get_json()["data"]["id"] == first.get_json()["data"]["id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert_error(send(b"Pizza 12 euros."), 409, "IDEMPOTENCY_KEY_REUSED")
+    assert send(b"Pizza 12 euros.", key="doc-2").status_code == 201
+    assert Training.select().where(Training.agent == agent).count() == 2
+
+
+def test_a_key_is_free_again_once_its_training_is_deleted(caller, agent):
+    key = {"Idempotency-Key": "qa-2"}
+    qa = {"type": "qa", "question": "Do you deliver?", "answer": "Yes."}
+    first = caller.post(f"/v1/agents/{agent}/trainings", json=qa, headers=key).get_json()["data"]
+    assert caller.delete(f"/v1/trainings/{first['id']}").status_code == 204
+    again = caller.post(f"/v1/agents/{agent}/trainings", json=qa, headers=key)
+    assert again.status_code == 201 and again.headers["Idempotent-Replayed"] == "false"
+    assert again.get_json()["data"]["id"] != first["id"]
+
+
+def test_a_bad_idempotency_key_is_400_naming_the_header(caller, agent):
+    qa = {"type": "qa", "question": "Q?", "answer": "A."}
+    refused = caller.post(
+        f"/v1/agents/{agent}/trainings", json=qa, headers={"Idempotency-Key": "two words"}
+    )
+    assert_error(refused, 400, "VALIDATION_ERROR", "Idempotency-Key")
+    assert Training.select().where(Training.agent == agent).count() == 0

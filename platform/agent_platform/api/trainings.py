@@ -1,11 +1,12 @@
 """Trainings: an agent's knowledge, and searching it."""
 
-from flask import Response, g, request
+from flask import Response, current_app, g, request
 from flask.views import MethodView
 
 from ..services import trainings
 from .blueprint import ApiBlueprint
 from .pagination import paginated
+from .schemas.messages import IdempotencyHeaders
 from .schemas.trainings import (
     TrainingCreateSchema,
     TrainingHitSchema,
@@ -50,14 +51,24 @@ class AgentTrainings(MethodView):
         return trainings.list_trainings(g.workspace_id, agent_id, **query)
 
     @blp.scope("trainings:write")
+    @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.arguments(TrainingCreateSchema, location="json_or_form")
     @blp.doc(requestBody={"content": {"multipart/form-data": {"schema": DOCUMENT_FORM}}})
     @blp.response(201, TrainingSchema)
-    @blp.errors(400, 404)
-    def post(self, values, agent_id):
-        """Add a training (JSON; a document as multipart/form-data with `file`)"""
-        upload = request.files.get("file")
-        return trainings.create_training(g.workspace_id, agent_id, values, upload)
+    @blp.errors(400, 404, 409)
+    def post(self, headers, values, agent_id):
+        """Add a training (JSON; a document as multipart/form-data with `file`)
+
+        Idempotency-Key honoured."""
+        training, replayed = trainings.create_training_once(
+            g.workspace_id,
+            agent_id,
+            values,
+            request.files.get("file"),
+            key=headers.get("idempotency_key"),
+            ttl_hours=current_app.config["MESSAGES_IDEMPOTENCY_HOURS"],
+        )
+        return training, 201, {"Idempotent-Replayed": "true" if replayed else "false"}
 
 
 @blp.route("/agents/<agent_id>/trainings/search")

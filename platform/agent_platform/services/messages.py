@@ -5,10 +5,6 @@ The channel adapters' side is in `services.inbound` (receive_inbound) and
 `services.receipts` (apply_status), and sending in `services.sending`.
 """
 
-import hashlib
-import json
-from datetime import timedelta
-
 from .. import scheduler
 from ..channels import adapters
 from ..db import transaction
@@ -16,7 +12,7 @@ from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
 from ..models import Channel, IdempotencyKey, Message, fastsql
 from ..models.base import utcnow
-from . import conversations, formats
+from . import conversations, formats, idempotency
 from . import sending as _sending  # noqa: F401  (registers the send job with the API)
 
 
@@ -63,10 +59,10 @@ def post_message(
     with transaction():
         conversation = conversations.get_conversation(workspace_id, conversation_id)
         if idempotency_key:
-            fingerprint = _fingerprint(conversation.id, values)
-            replay = _replay(workspace_id, idempotency_key, fingerprint, now)
-            if replay is not None:
-                return replay, True
+            asked = idempotency.fingerprint("create_message", conversation.id, values)
+            replayed = idempotency.replay(workspace_id, idempotency_key, asked, now, _message)
+            if replayed is not None:
+                return replayed, True
         _check_can_send(conversation, values["sender_type"])
         _check_author(values["sender_type"], author_user_id)
         content, metadata = _content(values), _metadata(values)
@@ -87,14 +83,7 @@ def post_message(
         )
         conversation.touch(now)
         if idempotency_key:
-            IdempotencyKey.create(
-                workspace=workspace_id,
-                key=idempotency_key,
-                fingerprint=fingerprint,
-                resource_id=message.id,
-                created_at=now,
-                expires_at=now + timedelta(hours=ttl_hours),
-            )
+            idempotency.remember(workspace_id, idempotency_key, asked, message.id, now, ttl_hours)
         return message, False
 
 
@@ -125,33 +114,8 @@ def queue_text(conversation, sender_type, text, metadata, now):
     return message
 
 
-def _fingerprint(conversation_id, values):
-    request = {"operation": "create_message", "conversation": conversation_id, "body": values}
-    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _replay(workspace_id, key, fingerprint, now):
-    record = IdempotencyKey.get_or_none(
-        IdempotencyKey.workspace == workspace_id, IdempotencyKey.key == key
-    )
-    if record is None:
-        return None
-    original = Message.get_or_none(Message.id == record.resource_id)
-    if record.expires_at <= now or original is None:
-        record.delete_instance()  # expired (or its message erased): the key is free again
-        return None
-    if record.fingerprint != fingerprint:
-        raise Conflict(
-            f"Idempotency-Key {key!r} was already used for a different request "
-            f"in the last {_hours(record)} hours; use a new key.",
-            code="IDEMPOTENCY_KEY_REUSED",
-        )
-    return original
-
-
-def _hours(record):
-    return round((record.expires_at - record.created_at).total_seconds() / 3600)
+def _message(message_id):
+    return Message.get_or_none(Message.id == message_id)
 
 
 def _check_can_send(conversation, sender_type):

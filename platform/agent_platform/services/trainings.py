@@ -5,6 +5,7 @@ The search index follows the table by itself (triggers, see models/trainings.py)
 so nothing here has to remember to update it.
 """
 
+import hashlib
 from pathlib import PurePosixPath
 
 import requests
@@ -14,8 +15,9 @@ from .. import netguard
 from ..db import transaction
 from ..errors import NotFound, ValidationError
 from ..models import Training
+from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import agents
+from . import agents, idempotency
 from .knowledge_text import decode_text, html_to_text, looks_binary
 
 # The fields each type is made of (and the only ones PATCH may change).
@@ -54,19 +56,52 @@ def create_training(workspace_id, agent_id, values, upload=None):
     A page is fetched before the write transaction (never hold the write
     lock over the network); a failed fetch is stored as status failed.
     """
+    return create_training_once(workspace_id, agent_id, values, upload)[0]
+
+
+def create_training_once(workspace_id, agent_id, values, upload=None, key=None, ttl_hours=24):
+    """create_training, with an Idempotency-Key: (training, replayed); a
+    repeat of the same request returns the first one's training."""
     kind = values["type"]
     _check_fields(kind, values, creating=True)
     if (upload is not None) != (kind == "document"):
         raise ValidationError("file", "required for document trainings, refused otherwise")
     agents.get_agent(workspace_id, agent_id)
+    asked = idempotency.fingerprint("create_training", agent_id, _asked(values, upload))
+    if key and (first := _replayed(workspace_id, key, asked)):
+        return first, True  # before fetching: a retry costs no second download
+    fields = _fields(kind, values, upload)
+    with transaction():
+        if key and (first := _replayed(workspace_id, key, asked)):
+            return first, True
+        agent = agents.get_agent(workspace_id, agent_id)
+        training = Training.create(workspace=workspace_id, agent=agent.id, type=kind, **fields)
+        if key:
+            idempotency.remember(workspace_id, key, asked, training.id, utcnow(), ttl_hours)
+        return training, False
+
+
+def _fields(kind, values, upload):
     fields = {name: values[name] for name in FIELDS[kind] if name in values}
     if kind == "url":
         fields.update(fetch_page(values["url"], values.get("title")))
     elif kind == "document":
         fields.update(read_document(upload, values.get("title")))
-    with transaction():
-        agent = agents.get_agent(workspace_id, agent_id)
-        return Training.create(workspace=workspace_id, agent=agent.id, type=kind, **fields)
+    return fields
+
+
+def _asked(values, upload):
+    """The request as asked: its fields, and a document's name and bytes."""
+    if upload is None:
+        return values
+    content = upload.stream.read()
+    upload.stream.seek(0)
+    return {**values, "file": [upload.filename, hashlib.sha256(content).hexdigest()]}
+
+
+def _replayed(workspace_id, key, asked):
+    find = lambda training_id: Training.get_or_none(Training.id == training_id)  # noqa: E731
+    return idempotency.replay(workspace_id, key, asked, utcnow(), find)
 
 
 def update_training(workspace_id, training_id, changes):
