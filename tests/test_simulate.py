@@ -13,7 +13,7 @@ import requests
 
 from agent_platform.services import sandbox
 from conversations_helpers import WA_SETTINGS
-from test_cli import ROOT, free_port, serving
+from test_cli import ROOT, free_port, serving, until_the_key
 from test_readme import expected_output, readme_block
 
 QUESTION, ANSWER = "What time do you open?", "Every day from 9 am to 6 pm."
@@ -93,7 +93,7 @@ def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
             stdout=subprocess.PIPE, stderr=errors, text=True,
         )  # fmt: skip
         try:
-            key = [process.stdout.readline() for _ in range(2)][1].strip()
+            key = until_the_key(process.stdout)[1].strip()
             base = f"http://127.0.0.1:{port}"
             _wait_for(base)
             first = simulate(environ, question)
