@@ -19,8 +19,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(VENV)/.runtime $@
 
+# `make run` reads ./config.toml when there is one (else the built-in
+# defaults); CONFIG=path names another, PORT=8081 another port.
+CONFIG ?= $(wildcard config.toml)
 run: $(VENV)/.runtime
-	$(BIN)/agent-platform serve
+	$(BIN)/agent-platform serve $(if $(CONFIG),--config $(CONFIG)) $(if $(PORT),--port $(PORT))
 
 test: $(VENV)/.installed
 	$(BIN)/pytest

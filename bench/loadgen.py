@@ -84,16 +84,15 @@ class Service:
                 stderr=log,
                 text=True,
             )
-        first = self.process.stdout.readline()
-        if "shown only once" in first:
-            self.admin_key = self.process.stdout.readline().strip()
         # Keep reading, so a full pipe never blocks the server.
-        threading.Thread(target=self.process.stdout.read, daemon=True).start()
+        output = []
+        threading.Thread(target=output.extend, args=(self.process.stdout,), daemon=True).start()
         try:
             wait_until_up(self.base + "/v1/health")
         except RuntimeError:
             self.cleanup()  # a service that never came up is not left running
             raise
+        self.admin_key = self.admin_key or _first_key(output)
         if self.with_worker:
             self.worker = self._start_worker()
         return self
@@ -321,3 +320,15 @@ def _read(path):
         return Path(path).read_text()
     except FileNotFoundError:
         return ""
+
+
+def _first_key(output, seconds=1.0):
+    """The admin key a first start prints, last, before its worker serves
+    (so it is in the pipe once the service answers); None on a later start."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        keys = [line.strip() for line in list(output) if line.startswith("apk_")]
+        if keys:
+            return keys[0]
+        time.sleep(0.02)
+    return None

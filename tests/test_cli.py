@@ -137,9 +137,10 @@ def free_port():
 
 @contextlib.contextmanager
 def serving(arguments, environ, port, started=None, stderr=subprocess.DEVNULL):
-    """`python app.py <arguments>` (= `agent-platform serve`) for real, until
-    it answers on `port`; yields the base URL and its first two output lines
-    (and appends the process, gunicorn's master, to `started` if given)."""
+    """`python app.py <arguments>` (= `agent-platform serve`) for real on a
+    new database, until it answers on `port`; yields the base URL and the
+    last two lines it prints first: the admin key's heading and the key (and
+    appends the process, gunicorn's master, to `started` if given)."""
     process = subprocess.Popen(
         [sys.executable, "app.py", *arguments],
         cwd=ROOT,
@@ -151,7 +152,7 @@ def serving(arguments, environ, port, started=None, stderr=subprocess.DEVNULL):
     if started is not None:
         started.append(process)
     try:
-        lines = [process.stdout.readline() for _ in range(2)]
+        lines = until_the_key(process.stdout)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -166,6 +167,14 @@ def serving(arguments, environ, port, started=None, stderr=subprocess.DEVNULL):
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=20)
         process.stdout.close()
+
+
+def until_the_key(output):
+    """The lines of `output` up to the admin key's: [heading, key]."""
+    lines = ["", ""]
+    while not lines[-1].startswith("apk_") and (line := output.readline()):
+        lines.append(line)
+    return lines[-2:]
 
 
 @pytest.fixture

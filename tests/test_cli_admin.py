@@ -124,14 +124,25 @@ def busy_port():
         yield sock.getsockname()[1]
 
 
-def test_serve_on_a_busy_port_says_so(tmp_path, busy_port):
-    environ = {"AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "s.db")}
+def busy_message(port):
+    other = port + 1
+    return (
+        f"port {port} is in use; choose another: --port {other}, server.port in the "
+        f"configuration file, AGENT_PLATFORM_SERVER_PORT={other}, or `make run PORT={other}`"
+    )
+
+
+def test_serve_on_a_busy_port_says_so_before_it_creates_anything(tmp_path, busy_port):
+    """Status 2 (a configuration to change), one line naming the port and
+    the ways to choose another, and nothing made on disk: no data directory,
+    no database, no key of stored secrets."""
+    environ = {"AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "data" / "s.db")}
     for extra in ([], ["--dev"]):
         result = CliRunner().invoke(main, ["serve", "--port", str(busy_port), *extra], env=environ)
-        assert result.exit_code == 1
-        assert f"port {busy_port} is in use; choose another with --port" in result.output
+        assert result.exit_code == 2
+        assert f"Error: {busy_message(busy_port)}" in result.output
         assert "Traceback" not in result.output and "Admin API key" not in result.output
-        assert f"Database: {tmp_path / 's.db'}" in result.output  # stderr
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_the_gunicorn_master_on_a_busy_port_says_so(tmp_path, busy_port):
@@ -145,8 +156,8 @@ def test_the_gunicorn_master_on_a_busy_port_says_so(tmp_path, busy_port):
         [sys.executable, "-m", "agent_platform.server"],
         env=environ, capture_output=True, text=True, timeout=30,
     )  # fmt: skip
-    assert result.returncode == 1
-    assert result.stderr.strip() == f"Error: port {busy_port} is in use; choose another with --port"
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"Error: {busy_message(busy_port)}"
 
 
 def test_public_url_follows_host_and_port_unless_set():

@@ -4,8 +4,11 @@ shipped systemd unit can run with the shipped configuration (everything the
 service writes lies where the unit lets it write)."""
 
 import configparser
+import os
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -68,3 +71,23 @@ def test_the_shipped_configuration_writes_only_where_the_unit_lets_it():
     assert Path(service["WorkingDirectory"]) == writable
     steps = OPERATIONS.read_text()
     assert f"deploy/config.toml {config_path}" in steps  # the setup installs this file there
+
+
+def test_the_unit_keeps_files_private_and_stops_on_a_configuration_error(tmp_path):
+    """UMask=0077, and no restart loop on status 2: the status a
+    configuration the service cannot use stops `serve` with (before it
+    starts gunicorn, and in gunicorn's master: test_cli_admin)."""
+    service = unit()
+    assert service["UMask"] == "0077"
+    assert service["RestartPreventExitStatus"] == "2"
+    config = tmp_path / "config.toml"
+    config.write_text("[server]\nprot = 8080\n")
+    command = [*shlex.split(service["ExecStart"])[1:2], "--config", str(config)]
+    environ = {**os.environ, "PYTHONPATH": str(ROOT / "platform")}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "agent-platform"), *command],
+        env=environ, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "server.prot" in done.stderr and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == [config]  # nothing made

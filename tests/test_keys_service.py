@@ -9,7 +9,10 @@ import pytest
 from agent_platform.errors import NotFound, Unauthorized, ValidationError
 from agent_platform.models import ApiKey, Company, Workspace
 from agent_platform.models.base import utcnow
+from agent_platform.scopes import SCOPES
 from agent_platform.services import keys
+
+ALL = ", ".join(sorted(SCOPES))
 
 
 @pytest.fixture
@@ -34,7 +37,7 @@ def test_scopes_are_sorted_and_deduplicated(workspace):
 @pytest.mark.parametrize(
     "scopes, message",
     [
-        (["agents:fly", "zz"], "unknown scopes: agents:fly, zz"),
+        (["agents:fly", "zz"], f"unknown scopes: agents:fly, zz; the scopes are: {ALL}"),
         ([], "at least one scope is required"),
     ],
 )

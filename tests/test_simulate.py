@@ -13,7 +13,7 @@ import requests
 
 from agent_platform.services import sandbox
 from conversations_helpers import WA_SETTINGS
-from test_cli import ROOT, free_port, serving
+from test_cli import ROOT, free_port, serving, until_the_key
 from test_readme import expected_output, readme_block
 
 QUESTION, ANSWER = "What time do you open?", "Every day from 9 am to 6 pm."
@@ -93,7 +93,7 @@ def test_a_fresh_install_gets_an_answer_from_the_sandbox(tmp_path):
             stdout=subprocess.PIPE, stderr=errors, text=True,
         )  # fmt: skip
         try:
-            key = [process.stdout.readline() for _ in range(2)][1].strip()
+            key = until_the_key(process.stdout)[1].strip()
             base = f"http://127.0.0.1:{port}"
             _wait_for(base)
             first = simulate(environ, question)
@@ -152,3 +152,37 @@ def _check_json_log(errors, access):
         "gunicorn.access", "GET", "/v1/health", 200,
     )  # fmt: skip
     assert any(r["path"].startswith("/inbound/whatsapp/") for r in requests_logged)
+
+
+def test_a_conversation_a_person_holds_is_said_at_once_with_how_to_hand_it_back(tmp_path):
+    """The agent is silent while a human holds the conversation: simulate
+    says so at once (not "no answer" after 30 s), sends nothing, and once
+    handed back the agent answers again."""
+    port = free_port()
+    environ = {
+        **os.environ,
+        "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "held.db"),
+        "AGENT_PLATFORM_SERVER_PORT": str(port),
+        "AGENT_PLATFORM_REPLIES_DEBOUNCE_SECONDS": "0",
+    }
+    with serving(["--port", str(port)], environ, port) as (base, lines):
+        key = lines[1].strip()
+        assert simulate(environ, "Hello, where are you located?").returncode == 0
+        [conversation] = api(base, key, "GET", "/v1/conversations")
+        path = f"/v1/chats/{conversation['id']}/handoff"
+        api(base, key, "POST", path, {"assigned_to": "Rui"})
+        started = time.monotonic()
+        held = simulate(environ, "How can I pay?")
+        assert held.returncode == 1 and time.monotonic() - started < 10
+        assert (
+            f"Rui holds conversation {conversation['id']} (a human took it over): the agent "
+            "stays silent until it is handed back. Hand it back in the inbox "
+            f"({base}/app/conversations/{conversation['id']}, Hand back) or with "
+            f"POST {path}/complete; then simulate again."
+        ) in " ".join(held.stderr.split())
+        messages = api(base, key, "GET", f"/v1/conversations/{conversation['id']}/messages")
+        assert "How can I pay?" not in [message["text"] for message in messages]
+        api(base, key, "POST", f"{path}/complete")
+        again = simulate(environ, "How can I pay?")
+        assert again.returncode == 0, again.stderr
+        assert "We accept cards, cash and bank transfers." in again.stdout

@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from conversations_helpers import WA_SETTINGS
-from test_cli import free_port
+from test_cli import free_port, until_the_key
 from test_serving import children
 from whatsapp_helpers import messages_payload, sign, text
 
@@ -96,7 +96,7 @@ def serving(environ, log, user=()):
                                    cwd=ROOT, env=environ, stdout=subprocess.PIPE,
                                    stderr=stderr, text=True)  # fmt: skip
         try:
-            key = [process.stdout.readline() for _ in range(2)][1].strip()
+            key = until_the_key(process.stdout)[1].strip()
             server = Server(process, port, key, log)
             assert wait(lambda: answers(server), 20), log.read_text()
             yield server

@@ -5,7 +5,9 @@ sha256, host), stored under MEDIA_DIR and served at /media/<name>."""
 import base64
 import hashlib
 import os
+import stat
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +70,10 @@ def test_an_image_is_downloaded_stored_and_served(app, client, caller, channel, 
     assert got["media_mime_type"] == "image/jpeg"
     assert got["metadata"]["media"]["size"] == len(JPEG)
     assert got["error"] is None
+    # The service's user's alone, whatever the umask (agent_platform.private).
+    media_dir = Path(app.config["MEDIA_DIR"])
+    assert stat.S_IMODE(media_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE((media_dir / name).stat().st_mode) == 0o600
     assert ChannelTask.select().count() == 0
     served = fetch(client, f"/media/{name}")
     assert served.status_code == 200

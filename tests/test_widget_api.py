@@ -163,16 +163,39 @@ def test_a_human_taking_over_is_seen_by_the_visitor(client, caller, site):
 
 
 @pytest.mark.parametrize("origin", ["https://evil.example.com", "http://shop.example.com"])
-def test_other_origins_are_refused(client, site, origin):
+def test_other_origins_are_refused_in_words_the_page_can_read(client, site, origin):
+    """The preflight is answered, so the browser sends the request; its
+    refusal carries CORS for that origin (no credentials), so the widget
+    reads why and what to do, and tells the page's console."""
+    preflight = client.options(
+        f"/widget/{site['id']}/api/session",
+        headers={"Origin": origin, "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["Access-Control-Allow-Origin"] == origin
     visitor = Visitor(client, site["id"], origin=origin)
     response = visitor.call("POST", "session", {})
     assert_error(response, 403, "ORIGIN_NOT_ALLOWED", origin)
-    assert "Access-Control-Allow-Origin" not in response.headers
-    preflight = client.options(
-        f"/widget/{site['id']}/api/messages",
-        headers={"Origin": origin, "Access-Control-Request-Method": "POST"},
-    )
-    assert_error(preflight, 403, "ORIGIN_NOT_ALLOWED")
+    message = response.get_json()["error"]["message"]
+    assert "Allowed sites" in message and "settings.allowed_origins" in message
+    assert "widget.allow_localhost" in message
+    assert response.headers["Access-Control-Allow-Origin"] == origin
+    assert "Access-Control-Allow-Credentials" not in response.headers
+    assert Message.select().count() == 0
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:5173", "http://127.0.0.1:8000"])
+def test_localhost_pages_are_allowed_only_with_the_development_switch(app, client, site, origin):
+    visitor = Visitor(client, site["id"], origin=origin)
+    assert_error(visitor.call("POST", "session", {}), 403, "ORIGIN_NOT_ALLOWED")
+    app.config["WIDGET_ALLOW_LOCALHOST"] = True
+    started = visitor.call("POST", "session", {})
+    assert started.status_code == 200
+    assert started.headers["Access-Control-Allow-Origin"] == origin
+    elsewhere = Visitor(client, site["id"], origin="http://localhost.evil.example")
+    assert_error(elsewhere.call("POST", "session", {}), 403, "ORIGIN_NOT_ALLOWED")
+    page = client.get(f"/widget/{site['id']}").headers["Content-Security-Policy"]
+    assert "frame-ancestors 'self' https://shop.example.com http://localhost:*" in page
 
 
 def test_the_allowed_origin_gets_cors_and_preflight_answers(client, site):

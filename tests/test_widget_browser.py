@@ -102,6 +102,7 @@ def browser():
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1100,760"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's console
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
         yield driver
@@ -182,6 +183,28 @@ class Widget:
             lambda d: any(text in shown for shown in self.texts(kind)),
             f"no {kind} message with {text!r}; shown: {self.texts(kind)}",
         )
+
+
+def test_a_page_not_allowed_hears_why_in_its_console(service, browser):
+    """The widget pasted on a page whose origin the channel does not allow:
+    nothing shows, and the page's console says why and what to do (not
+    only the browser's CORS complaint)."""
+    base, api = service
+    agent = call(api, "POST", f"{base}/v1/agents", {"name": "Ana"}, 201)["id"]
+    with shop_page() as (page_url, snippet):
+        channel, snippet[0] = website_channel(service, agent, "https://shop.example.com")
+        browser.get(page_url)
+        said = []
+
+        def told(driver):
+            said.extend(entry["message"] for entry in driver.get_log("browser"))
+            return any("Agent Platform widget" in line for line in said)
+
+        WebDriverWait(browser, 15).until(told, f"nothing in the console: {said}")
+    line = next(line for line in said if "Agent Platform widget" in line)
+    assert f"Origin {page_url.rstrip('/')} may not use the widget of channel {channel}" in line
+    assert "Allowed sites" in line and "widget.allow_localhost" in line
+    assert not browser.find_elements(By.ID, "agent-platform-widget")
 
 
 def test_a_visitor_answers_the_agents_question_with_a_button(service, browser, tmp_path):

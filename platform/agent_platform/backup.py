@@ -13,6 +13,8 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+from .private import create_file
+
 
 class BackupError(Exception):
     """The backup or restore cannot be done; the message says why."""
@@ -27,6 +29,7 @@ def backup(source, target, force=False, timeout=10):
         raise BackupError(f"no directory {target.parent} to write the backup in")
     partial = target.with_name(f".{target.name}.partial")
     partial.unlink(missing_ok=True)
+    create_file(partial)  # the copy holds every conversation: its owner's alone
     try:
         _copy(source, partial, timeout)
     except BaseException:

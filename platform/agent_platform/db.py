@@ -39,6 +39,7 @@ from peewee import OperationalError
 from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
+from .private import create_file, make_dirs
 
 log = logging.getLogger("agent_platform.db")
 _last_time = (None, None)  # the last time bound, and its stored form
@@ -264,9 +265,11 @@ def end_request():
 
 
 def init_database(path, busy_timeout_seconds=10):
-    """Open `path` (creating its directory) with the pragmas the service relies on."""
+    """Open `path` (creating it and its directory, private: private.py) with
+    the pragmas the service relies on."""
     file_path = resolve_path(path)
-    file_path.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(file_path.parent)
+    create_file(file_path)
     if not database.deferred:
         database.close_all()  # connections of a previous configuration
     database.init(

@@ -20,6 +20,7 @@ from pathlib import Path
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from .config import ConfigError, config_file, resolve_path
+from .private import make_dirs, open_new
 
 PREFIX = "enc:v1:"
 KEY_FILE_NAME = "secrets.key"
@@ -92,7 +93,7 @@ class KeyFile:
     def create(self):
         """Write a new key; if another process wrote one first, keep theirs."""
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.path.parent)
             write_new(self.path, new_key())
         except FileExistsError:
             pass
@@ -139,9 +140,8 @@ def replace(path, content):
 
 def _written_beside(path, content):
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(content + "\n")
+    with open_new(temporary) as handle:
+        handle.write((content + "\n").encode())
         handle.flush()
         os.fsync(handle.fileno())
     return temporary

@@ -19,6 +19,9 @@ from gunicorn.glogging import Logger
 from .config import CONFIG_FILE_ENV, ConfigError, config_file, load_config
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The pipe holding what the first start prints last (the admin key): not an
+# AGENT_PLATFORM_* variable, which the configuration would read as a setting.
+FIRST_START_FD = "_AGENT_PLATFORM_FIRST_START_FD"
 
 
 class _Gunicorn(BaseApplication):
@@ -121,6 +124,19 @@ def _start_jobs(worker):
     if app.config["SERVER_JOBS"]:  # else `agent-platform worker` runs them
         worker.jobs = build_scheduler(app)
         worker.jobs.start()
+    _print_first_start_note()
+
+
+def _print_first_start_note():
+    """Print what `serve` left in its pipe (the first admin key), last, once
+    the server listens and its jobs have logged their start. The first
+    worker reads it all; one started later finds the pipe empty."""
+    descriptor = os.environ.pop(FIRST_START_FD, None)
+    if descriptor is None:
+        return
+    with os.fdopen(int(descriptor), "r", closefd=False) as pipe:
+        note = pipe.read()
+    print(note, end="", flush=True)
 
 
 def _stop_jobs(server, worker):
@@ -201,11 +217,19 @@ def check_listen(host, port):
             sock.bind((host, port))
         except OSError as error:
             if error.errno == errno.EADDRINUSE:
-                raise ListenError(f"port {port} is in use; choose another with --port") from error
+                raise ListenError(_busy(port)) from error
             raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from error
 
 
-def run_dev_server(app):
+def _busy(port):
+    other = port + 1 if port < 65535 else 8081
+    return (
+        f"port {port} is in use; choose another: --port {other}, server.port in the "
+        f"configuration file, AGENT_PLATFORM_SERVER_PORT={other}, or `make run PORT={other}`"
+    )
+
+
+def run_dev_server(app, first_start_note=None):
     from werkzeug.serving import WSGIRequestHandler
 
     from .scheduler import build_scheduler
@@ -220,17 +244,22 @@ def run_dev_server(app):
     serving_app(app)
     if app.config["SERVER_JOBS"]:
         build_scheduler(app).start()
+    if first_start_note:
+        print(first_start_note, end="", flush=True)
     config = app.config
     app.run(
         config["SERVER_HOST"], config["SERVER_PORT"], threaded=True, request_handler=RequestHandler
     )
 
 
-def exec_server(config_path, settings):
+def exec_server(config_path, settings, first_start_note=None):
     """Replace this process with the gunicorn master, configured as this one
     was: the file by AGENT_PLATFORM_CONFIG, command-line settings by their
-    AGENT_PLATFORM_* variables (both read by load_config)."""
+    AGENT_PLATFORM_* variables (both read by load_config). The note of a
+    first start goes along in a pipe, for the worker to print last."""
     environ = dict(os.environ)
+    if first_start_note:
+        environ[FIRST_START_FD] = str(_pipe_holding(first_start_note))
     if config_path:
         environ[CONFIG_FILE_ENV] = os.path.abspath(config_path)
     for key, value in settings.items():
@@ -243,13 +272,24 @@ def exec_server(config_path, settings):
     os.execve(sys.executable, [sys.executable, "-m", "agent_platform.server"], environ)
 
 
+def _pipe_holding(text):
+    """The read end (kept across exec) of a pipe holding `text`, whose write
+    end is closed: a reader gets `text`, then the end. (A note is far smaller
+    than a pipe's buffer.)"""
+    read_end, write_end = os.pipe()
+    os.write(write_end, text.encode())
+    os.close(write_end)
+    os.set_inheritable(read_end, True)
+    return read_end
+
+
 def main():
     config = checked_configuration()
     try:
         # Again here: the port may have been taken since `serve` checked it.
         check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
     except ListenError as error:
-        sys.exit(f"Error: {error}")
+        _stop(error, 2)  # as `serve` refuses a busy port: not worth a restart
     _Gunicorn(gunicorn_options(config)).run()
 
 

@@ -56,7 +56,9 @@ def page(channel_id):
     """The hosted chat page; only the allowed origins may frame it."""
     channel = g.widget_channel
     response = Response(assets.page(channel), mimetype="text/html")
-    ancestors = " ".join(["'self'", *channel.settings.get("allowed_origins", [])])
+    ancestors = " ".join(
+        visitors.frame_ancestors(channel, current_app.config["WIDGET_ALLOW_LOCALHOST"])
+    )
     response.headers["Content-Security-Policy"] = (
         f"frame-ancestors {ancestors}; default-src 'self'; style-src 'self' 'unsafe-inline'; "
         "img-src 'self' data: https:; object-src 'none'; base-uri 'none'"
@@ -161,10 +163,13 @@ def guard():
         return None
     app, req = current_app._get_current_object(), request._get_current_object()
     origin = req.headers.get("Origin")
-    visitors.check_origin(channel, origin, _own_origins(app.config, req.host_url))
+    # Any origin's preflight is answered, and the refusal below carries CORS
+    # too: the widget on a page not allowed reads why and tells the page's
+    # console, instead of a bare CORS failure. The refusal changes nothing.
     g.widget_origin = origin
     if req.method == "OPTIONS":
         return _preflight()
+    _check_origin(app, req, channel, origin)
     token = req.headers.get("X-Visitor-Token")
     if token is None and req.path.endswith(STREAM_SUFFIX):
         token = req.args.get("token")
@@ -178,8 +183,8 @@ def guard():
 
 @blp.after_request
 def allow_origin(response):
-    """The CORS answer for an allowed origin, errors included (the widget
-    reads their code)."""
+    """The CORS answer, errors included (the widget reads their code): an
+    allowed origin's, and a refused origin's refusal (see guard)."""
     origin = g.get("widget_origin")
     if origin:
         response.headers["Access-Control-Allow-Origin"] = origin
@@ -194,6 +199,11 @@ def _preflight():
     response.headers["Access-Control-Allow-Headers"] = ALLOWED_HEADERS
     response.headers["Access-Control-Max-Age"] = PREFLIGHT_MAX_AGE
     return response
+
+
+def _check_origin(app, req, channel, origin):
+    own, local = _own_origins(app.config, req.host_url), app.config["WIDGET_ALLOW_LOCALHOST"]
+    visitors.check_origin(channel, origin, own, local)
 
 
 def _own_origins(config, host_url):
@@ -299,7 +309,7 @@ def unchanged_poll(app, environ):
 def _unchanged(app, req, channel_id):
     channel = visitors.website_channel(channel_id)
     origin = req.headers.get("Origin")
-    visitors.check_origin(channel, origin, _own_origins(app.config, req.host_url))
+    _check_origin(app, req, channel, origin)
     token = req.headers.get("X-Visitor-Token")
     try:
         _limit(app, client_address(app.config, req), token)

@@ -5,7 +5,7 @@ import json
 import click
 
 from ..scopes import SCOPES
-from ..services import formats, keys, system
+from ..services import formats, keys, system, users
 from .base import emit, main, stamp, with_app
 
 NAME_MAX = 200  # as the API's names
@@ -72,15 +72,15 @@ def keys_group():
 
 
 @keys_group.command("create")
-@click.option("--workspace", "workspace_id", required=True)
+@click.option("--workspace", required=True, help="Workspace id or exact name.")
 @click.option("--name", required=True, callback=_checked_name)
 @click.option("--scopes", required=True, help="'all' or a comma-separated list.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @with_app()
-def create_key(app, workspace_id, name, scopes, as_json):
+def create_key(app, workspace, name, scopes, as_json):
     """Create an API key; the key is printed once and never again."""
     wanted = sorted(SCOPES) if scopes == "all" else [s.strip() for s in scopes.split(",")]
-    keys.get_workspace(workspace_id)
+    workspace_id = users.workspace_by_id_or_name(workspace).id
     key, raw_key = keys.create_key(workspace_id, name, [s for s in wanted if s])
     payload = {**_key_row(key), "key": raw_key}
     emit(as_json, payload, f"Created key {key.id}. Key (shown only once):\n{raw_key}")

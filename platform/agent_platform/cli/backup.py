@@ -23,7 +23,7 @@ def backup_command(app, path, force):
 
 @main.command("restore")
 @click.argument("path", type=click.Path(dir_okay=False))
-@with_app(migrate=False, creates_database=True)
+@with_app(migrate=False, creates_database=True, restores=True)
 def restore_command(app, path):
     """Replace the database with the backup at PATH (stop the service first)."""
     database.close_all()

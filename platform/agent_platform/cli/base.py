@@ -14,13 +14,17 @@ from ..errors import ApiError
 from ..migrate import apply_migrations
 
 
-def with_app(overrides=None, migrate=True, creates_database=False):
+def with_app(overrides=None, migrate=True, creates_database=False, check=None, restores=False):
     """Give a command --config and an app built from it (migrated unless told not to).
 
     `overrides(**options)` turns command options into configuration values.
-    Unless the command `creates_database` (migrate, serve), it refuses to run
-    on a database that does not exist: from the wrong directory or without
-    --config it would otherwise work on a new, empty one.
+    Unless the command `creates_database` (migrate, serve, restore), it
+    refuses to run on a database that does not exist: from the wrong
+    directory or without --config it would otherwise work on a new, empty
+    one. Creating one (unless it `restores` a backup into it) is said in one
+    line naming where: a typo in database.path would otherwise look like
+    data lost.
+    `check(config)`, if given, runs before anything is created on disk.
     """
 
     def decorator(command):
@@ -35,11 +39,15 @@ def with_app(overrides=None, migrate=True, creates_database=False):
         def wrapper(config_path, **options):
             settings = overrides(**options) if overrides else None
             with _usable_storage():
-                app = _build_app(config_path, settings, creates_database)
+                config = _checked_config(config_path, settings, creates_database, check)
+                is_new = not resolve_path(config["DATABASE_PATH"]).is_file()
+                app = _build_app(config_path, settings)
                 with app.app_context():
                     try:
                         if migrate:
                             report_migrations(apply_migrations())
+                        if is_new and not restores:
+                            _say_created(database_path(app))
                         return command(app, **options)
                     except ApiError as error:
                         raise click.ClickException(error.message) from error
@@ -75,13 +83,28 @@ def _usable_storage():
         raise BadConfiguration(problem) from error
 
 
-def _build_app(config_path, settings, creates_database):
+def _checked_config(config_path, settings, creates_database, check):
+    """The configuration, checked before anything is created on disk."""
     try:
-        if not creates_database:
-            require_database(load_config(config_path, overrides=settings))
+        config = load_config(config_path, overrides=settings)
+    except ConfigError as error:
+        raise BadConfiguration(str(error)) from error
+    if not creates_database:
+        require_database(config)
+    if check:
+        check(config)
+    return config
+
+
+def _build_app(config_path, settings):
+    try:
         return create_app(settings, config_path=config_path)
     except ConfigError as error:
         raise BadConfiguration(str(error)) from error
+
+
+def _say_created(path):
+    click.echo(f"Created a new, empty database at {path} (no database was there)", err=True)
 
 
 def require_database(config):

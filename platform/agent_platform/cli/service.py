@@ -8,7 +8,7 @@ import click
 from ..db import database
 from ..migrate import apply_migrations
 from ..services import keys, users
-from .base import database_path, main, with_app
+from .base import BadConfiguration, database_path, main, with_app
 
 
 def _server_overrides(host, port, dev):
@@ -18,34 +18,53 @@ def _server_overrides(host, port, dev):
     return settings
 
 
+def _port_free(config):
+    """A busy port stops `serve` before it creates or migrates anything."""
+    from ..server import ListenError, check_listen
+
+    try:
+        check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
+    except ListenError as error:
+        raise BadConfiguration(str(error)) from error
+
+
 @main.command()
 @click.option("--host", help="Address to listen on (default: server.host).")
 @click.option("--port", type=int, help="Port to listen on (default: server.port).")
 @click.option("--dev", is_flag=True, help="Use Flask's development server.")
-@with_app(overrides=_server_overrides, creates_database=True)
+@with_app(overrides=_server_overrides, creates_database=True, check=_port_free)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
-    from ..instance import AlreadyServing, claim, release
-    from ..server import ListenError, check_listen, exec_server, run_dev_server
+    from ..instance import AlreadyServing, claim
+    from ..server import exec_server, run_dev_server
 
     click.echo(f"Database: {database_path(app)}", err=True)
-    try:  # before the first key is printed: it is shown only once
+    try:  # before the first key is made: it is shown only once
         claim(database.database)
-        check_listen(app.config["SERVER_HOST"], app.config["SERVER_PORT"])
-    except (AlreadyServing, ListenError) as error:
-        release(database.database)
+    except AlreadyServing as error:
         raise click.ClickException(str(error)) from error
-    raw_key = keys.ensure_first_admin_key()
-    if raw_key:
-        click.echo("Created the default workspace. Admin API key (shown only once):")
-        click.echo(raw_key)
+    first_key = _first_key_note(keys.ensure_first_admin_key())
     _say_where_people_go(app)
     database.close_all()  # never carry a connection into the server
     if dev:
-        run_dev_server(app)
+        run_dev_server(app, first_key)
     else:
         config_path = click.get_current_context().params["config_path"]
-        exec_server(config_path, _server_overrides(host, port, dev))
+        exec_server(config_path, _server_overrides(host, port, dev), first_key)
+
+
+def _first_key_note(raw_key):
+    """What the first start prints last, once the server listens and its
+    jobs have said they started: the admin key alone on its line, and how to
+    make another (it is shown only once)."""
+    if raw_key is None:
+        return None
+    return (
+        "\nCreated the default workspace. Admin API key (shown only once):\n"
+        f"{raw_key}\n"
+        "Make another key any time with:\n"
+        '  agent-platform keys create --workspace "Default workspace" --name NAME --scopes all\n'
+    )
 
 
 def _say_where_people_go(app):

@@ -21,8 +21,8 @@ import click
 import requests
 
 from ..channels.whatsapp.signature import expected_signature
-from ..models import Channel, Contact, Message
-from ..services import sandbox
+from ..models import Channel, Contact, Conversation, Message
+from ..services import sandbox, users
 from .base import main, with_app
 
 CUSTOMER = "15557014422"
@@ -44,6 +44,7 @@ CUSTOMER = "15557014422"
 def simulate(app, text, channel_id, sender, url, wait):
     """Play a customer's WhatsApp message through the running service and print the answer."""
     channel = _channel(channel_id)
+    _check_not_held(channel, sender, app.config["SERVER_PUBLIC_URL"])
     body = _webhook_body(channel, sender, text)
     base = (url or app.config["SERVER_PUBLIC_URL"]).rstrip("/")
     _post(f"{base}/inbound/whatsapp/{channel.id}", body, channel.settings.get("app_secret", ""))
@@ -78,6 +79,25 @@ def _channel(channel_id):
             err=True,
         )
     return channel
+
+
+def _check_not_held(channel, sender, public_url):
+    """A conversation people hold gets no answer from the agent: said at
+    once, with how to hand it back, and the message is not sent."""
+    contact = Contact.get_or_none(
+        Contact.workspace == channel.workspace_id, Contact.phone == f"+{sender}"
+    )
+    current = contact and Conversation.current_for(channel.workspace_id, contact.id, channel.id)
+    if not current or current.status != "handoff":
+        return
+    holder = current.assigned_to and users.display_name(channel.workspace_id, current.assigned_to)
+    holder = holder or "a person"
+    raise click.ClickException(
+        f"{holder} holds conversation {current.id} (a human took it over): the agent stays "
+        "silent until it is handed back. Hand it back in the inbox "
+        f"({public_url.rstrip('/')}/app/conversations/{current.id}, Hand back) or with "
+        f"POST /v1/chats/{current.id}/handoff/complete; then simulate again."
+    )
 
 
 def _new_sandbox():

@@ -51,7 +51,10 @@ def create_key(workspace_id, name, scopes, parent=None):
     scopes = sorted(set(scopes))
     unknown = unknown_scopes(scopes)
     if unknown:
-        raise ValidationError("scopes", f"unknown scopes: {', '.join(unknown)}")
+        raise ValidationError(
+            "scopes",
+            f"unknown scopes: {', '.join(unknown)}; the scopes are: {', '.join(sorted(SCOPES))}",
+        )
     if not scopes:
         raise ValidationError("scopes", "at least one scope is required")
     lookup_id = secrets.token_hex(_LOOKUP_LENGTH // 2)

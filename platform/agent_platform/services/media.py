@@ -14,6 +14,7 @@ from flask import current_app
 
 from ..config import resolve_path
 from ..errors import NotFound
+from ..private import make_dirs
 
 # The types WhatsApp carries (and a few more), and the extension each is stored with.
 EXTENSIONS = {
@@ -47,9 +48,7 @@ INLINE_PREFIXES = ("image/", "audio/", "video/")
 
 
 def media_dir():
-    path = resolve_path(current_app.config["MEDIA_DIR"])
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_dirs(resolve_path(current_app.config["MEDIA_DIR"]))
 
 
 def new_name(mime_type):

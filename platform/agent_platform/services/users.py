@@ -209,18 +209,22 @@ def active_users(workspace_id):
 
 
 def workspace_by_id_or_name(value):
-    """The workspace with this id, else the one with exactly this name."""
+    """The workspace with this id, else the one with exactly this name; a
+    name that several workspaces share is refused, naming their ids."""
     workspace = Workspace.get_or_none(Workspace.id == value)
-    named = list(Workspace.select().where(Workspace.name == value).limit(2))
+    named = [] if workspace else list(Workspace.select().where(Workspace.name == value))
     if workspace is None and len(named) == 1:
         workspace = named[0]
     if workspace is None:
-        problem = "two workspaces have that name" if named else "no workspace has that id or name"
-        raise NotFound(
-            f"{value}: {problem}; `agent-platform workspaces list` shows their ids.",
-            code="WORKSPACE_NOT_FOUND",
-        )
+        raise NotFound(f"{value}: {_unfound(named)}", code="WORKSPACE_NOT_FOUND")
     return workspace
+
+
+def _unfound(named):
+    if not named:
+        return "no workspace has that id or name; `agent-platform workspaces list` shows them."
+    ids = ", ".join(workspace.id for workspace in named)
+    return f"{len(named)} workspaces have that name; give one of their ids: {ids}."
 
 
 def token_hash(token):

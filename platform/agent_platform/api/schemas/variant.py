@@ -47,7 +47,11 @@ class VariantSettingsSchema(BareSchema):
 class PermissionCreateSchema(ma.Schema):
     name = Name(required=True, validate=validate.Length(min=1, max=200))
     scopes = fields.List(
-        fields.String(validate=validate.OneOf(sorted(SCOPES))),
+        fields.String(
+            validate=validate.OneOf(
+                sorted(SCOPES), error="unknown scope {input}; the scopes are: {choices}."
+            )
+        ),
         required=True,
         validate=validate.Length(min=1),
         metadata={"description": "Each must be held by the calling key"},

@@ -28,6 +28,7 @@ from ...db import transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
+from ...private import open_new
 from ...services import formats, media
 from ...services import inbound as inbound_service
 from ..neutral import InboundMessage
@@ -92,7 +93,8 @@ def _summary(mail):
 
 def _saved(data, mime_type, written):
     name = media.new_name(mime_type)
-    (media.media_dir() / name).write_bytes(data)
+    with open_new(media.media_dir() / name) as sink:
+        sink.write(data)
     written.append(name)
     return media.public_url(name)
 

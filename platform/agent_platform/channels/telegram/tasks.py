@@ -26,6 +26,7 @@ from ... import scheduler
 from ...db import transaction
 from ...models import ChannelEvent, ChannelTask, Message
 from ...models.base import utcnow
+from ...private import open_new
 from ...services import media
 from .. import task_runner
 from ..task_runner import live_message
@@ -89,7 +90,7 @@ def _fetch(api, file_path, final, limit):
     type is kept."""
     partial = final.with_name(".part-" + final.name)
     try:
-        with _get(api, file_path) as response, open(partial, "wb") as sink:
+        with _get(api, file_path) as response, open_new(partial) as sink:
             size = _copied(response, sink, limit)
         os.replace(partial, final)
         return size

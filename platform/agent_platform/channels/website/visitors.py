@@ -8,6 +8,7 @@ the same answers.
 """
 
 import hashlib
+import re
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -43,19 +44,37 @@ def website_channel(channel_id):
     return channel
 
 
-def check_origin(channel, origin, own_origins):
+# What widget.allow_localhost lets in (development): a page served from this
+# machine, on any port.
+LOCAL_ORIGIN = re.compile(r"^http://(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?$")
+LOCAL_ANCESTORS = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
+
+
+def check_origin(channel, origin, own_origins, allow_localhost=False):
     """A browser's Origin must be one of the channel's allowed_origins, or the
-    service's own (the hosted page). No Origin at all is a same-origin GET or
-    a program, which could send any Origin it liked: CORS protects visitors'
-    browsers, not the API from programs (the rate limits do that)."""
+    service's own (the hosted page), or with `allow_localhost` a page on this
+    machine. No Origin at all is a same-origin GET or a program, which could
+    send any Origin it liked: CORS protects visitors' browsers, not the API
+    from programs (the rate limits do that)."""
     if origin is None or origin.lower() in own_origins:
+        return
+    if allow_localhost and LOCAL_ORIGIN.match(origin.lower()):
         return
     if origin.lower() not in channel.settings.get("allowed_origins", []):
         raise Forbidden(
-            f"Origin {origin} may not use this widget: add it to the channel's "
-            "settings.allowed_origins.",
+            f"Origin {origin} may not use the widget of channel {channel.id}: add {origin} "
+            "to the channel's allowed sites (the inbox: Channels, this channel, Allowed "
+            "sites; or PATCH /v1/channels/{id} with settings.allowed_origins). For "
+            "development on localhost, widget.allow_localhost = true in the configuration.",
             code="ORIGIN_NOT_ALLOWED",
         )
+
+
+def frame_ancestors(channel, allow_localhost=False):
+    """Who may frame the hosted page: the allowed origins (and this machine's
+    pages, with `allow_localhost`)."""
+    local = LOCAL_ANCESTORS if allow_localhost else ()
+    return ["'self'", *channel.settings.get("allowed_origins", []), *local]
 
 
 def own_origin(url):

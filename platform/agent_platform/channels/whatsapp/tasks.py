@@ -31,6 +31,7 @@ from ... import scheduler
 from ...db import transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
+from ...private import open_new
 from ...services import media
 from .. import task_runner
 from ..task_runner import live_message
@@ -83,7 +84,7 @@ def download_media(task, now):
     final = media.media_dir() / name
     partial = final.with_name(".part-" + name)
     try:
-        with open(partial, "wb") as sink:
+        with open_new(partial) as sink:
             size, digest, _ = api.download(url, token, sink, limit)
         _check_digest(info.get("sha256") or task.payload.get("sha256"), digest)
         os.replace(partial, final)

@@ -73,6 +73,11 @@
       config = data.config;
       draw();
       listen();
+    }).catch(function (error) {
+      // The page's owner looks in the console when nothing shows: say why
+      // there (an origin not allowed says what to do), not only "CORS".
+      console.error("Agent Platform widget: the chat cannot start: " +
+        (error && error.message ? error.message : String(error)));
     });
   }
 
