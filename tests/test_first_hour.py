@@ -77,7 +77,13 @@ def test_the_first_admin_key_comes_last_and_alone(tmp_path):
         key = lines[-3]
         me = requests.get(f"http://127.0.0.1:{port}/v1/me", headers={"x-api-key": key}, timeout=5)
         assert me.status_code == 200 and me.json()["data"]["key_name"] == "admin"
-        for name in ("first.db", "first.db-wal", "first.db-shm", "secrets.key"):
+        for name in (
+            "first.db",
+            "first.db-wal",
+            "first.db-shm",
+            "first.db.serve.lock",
+            "secrets.key",
+        ):
             assert mode(tmp_path / name) == 0o600, name  # under the usual umask, 022
     finally:
         process.terminate()

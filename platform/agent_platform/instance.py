@@ -19,6 +19,8 @@ import errno
 import fcntl
 import os
 
+from . import private
+
 _held = {}  # lock path -> the open file holding its lock, kept for the process's life
 
 
@@ -35,6 +37,7 @@ def claim(database_path):
     path = lock_path(database_path)
     if path in _held:
         return
+    private.create_file(path)  # 0600 like the database beside it
     handle = open(path, "a+")  # held open: the lock lasts as long as the file
     if not _lock(handle):
         holder = _holder(handle)
