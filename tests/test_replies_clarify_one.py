@@ -147,6 +147,7 @@ def test_the_test_chat_asks_the_same_yes_no_question(caller, fake):  # noqa: F81
     add_qa(caller, agent_id, *HOURS)
     said = chat_trial.ask(caller.workspace_id, agent_id, "when are you open on saturday?")
     assert said["text"] == "Do you mean “What are your opening hours”? Reply yes or no."
+    assert said["why"].startswith("Asked back: one Q&A is close but not sure enough")
 
 
 # --- the question's punctuation and the reading, as functions ----------------------

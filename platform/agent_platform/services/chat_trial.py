@@ -48,7 +48,7 @@ def _knowledge_reply(agent, settings, text, reply):
     if reply.kind == "clarify":
         labels = [choice["label"] for choice in detail["choices"]]
         shown = [_training(agent, choice["training_id"], None) for choice in detail["choices"]]
-        why = "Asked back: several Q&As match about as well, so the customer chooses."
+        why = _why_asked_back(len(labels))
         return _said(clarifying.question(labels, language, numbered=True), why, shown)
     if reply.kind == "answer":
         kind = "Q&A" if detail["kind"] == "qa" else "passage of a text"
@@ -60,6 +60,12 @@ def _knowledge_reply(agent, settings, text, reply):
             [_training(agent, detail["training_id"], detail["score"])],
         )
     return _fallback(agent, settings, detail)
+
+
+def _why_asked_back(candidates):
+    if candidates == 1:
+        return "Asked back: one Q&A is close but not sure enough, so the customer confirms it."
+    return "Asked back: several Q&As match about as well, so the customer chooses."
 
 
 def _fallback(agent, settings, detail):
