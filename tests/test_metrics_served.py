@@ -4,9 +4,17 @@ Graph API stand-in (one of them refused), a webhook's receiver refuses every
 delivery, and a person takes a conversation over. The scrape is parsed with
 prometheus_client's own parser."""
 
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from inbox_served import KNOWN, call, customer_writes, served, shop, wait_for
+from inbox_served import KNOWN, ROOT, call, cli, customer_writes, served, shop, wait_for
+from test_cli import free_port
 from webhooks_helpers import Receiver, Reply
 
 
@@ -89,3 +97,40 @@ def test_a_scrape_of_the_served_service_counts_its_real_traffic(tmp_path):
     # One workspace's figures: nothing of the instance's.
     assert len(workspaces) == 1 and None not in workspaces
     assert not any(name == "agent_platform_database_size_bytes" for name, _ in after)
+
+
+def test_the_operators_listen_address_shows_every_workspace_and_the_database_size(tmp_path):
+    port = free_port()
+    with served(tmp_path, METRICS_LISTEN=f"127.0.0.1:{port}") as (base, api, environ, _):
+        channel_id = shop(base, api)
+        customer_writes(base, channel_id, KNOWN[0], "wamid.OP1")
+        cli(environ, "workspaces", "create", "--name", "Second shop")
+        response = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=10)  # no key
+        assert response.status_code == 200
+        families = {f.name: f for f in text_string_to_metric_families(response.text)}
+        assert requests.get(f"{base}/metrics", timeout=10).status_code == 401
+    (size,) = families["agent_platform_database_size_bytes"].samples
+    assert size.value > 100_000
+    handoffs = families["agent_platform_handoffs_waiting"].samples
+    assert len({sample.labels["workspace"] for sample in handoffs}) == 2
+    (received,) = [
+        sample.value
+        for sample in families["agent_platform_messages"].samples
+        if sample.labels["direction"] == "inbound"
+    ]
+    assert received == 1
+
+
+def test_serve_refuses_a_metrics_port_in_use(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        environ = {**os.environ, "AGENT_PLATFORM_DATABASE_PATH": str(tmp_path / "m.db")}
+        environ["AGENT_PLATFORM_METRICS_LISTEN"] = json.dumps(address)
+        done = subprocess.run(
+            [sys.executable, "app.py", "--port", str(free_port())],
+            cwd=ROOT, env=environ, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode != 0
+    assert "is in use; choose another with metrics.listen" in done.stderr

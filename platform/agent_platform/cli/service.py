@@ -26,12 +26,12 @@ def _server_overrides(host, port, dev):
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
     from ..instance import AlreadyServing, claim, release
-    from ..server import ListenError, check_listen, exec_server, run_dev_server
+    from ..server import ListenError, check_listening, exec_server, run_dev_server
 
     click.echo(f"Database: {database_path(app)}", err=True)
     try:  # before the first key is printed: it is shown only once
         claim(database.database)
-        check_listen(app.config["SERVER_HOST"], app.config["SERVER_PORT"])
+        check_listening(app.config)
     except (AlreadyServing, ListenError) as error:
         release(database.database)
         raise click.ClickException(str(error)) from error
