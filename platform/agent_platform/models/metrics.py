@@ -107,9 +107,16 @@ def replies_pending(workspace_id):
 
 
 def handoffs_waiting(workspace_id):
-    """(workspace, conversations a person holds) rows."""
-    sql = 'SELECT "workspace_id", count(*) FROM "conversation" WHERE "status" = \'handoff\''
-    return _rows(sql, workspace_id, group=True)
+    """(workspace, conversations a person holds) rows: one index range per
+    workspace (grouping the whole table by workspace would read every
+    conversation's index entry)."""
+    sql = (
+        'SELECT w."id", (SELECT count(*) FROM "conversation" c'
+        ' WHERE c."workspace_id" = w."id" AND c."status" = \'handoff\') FROM "workspace" w'
+    )
+    if workspace_id is None:
+        return execute(sql).fetchall()
+    return execute(sql + ' WHERE w."id" = ?', workspace_id).fetchall()
 
 
 def database_bytes():
