@@ -119,6 +119,10 @@ def handoffs_waiting(workspace_id):
     return execute(sql + ' WHERE w."id" = ?', workspace_id).fetchall()
 
 
+def workspace_ids():
+    return [row[0] for row in execute('SELECT "id" FROM "workspace" ORDER BY "id"').fetchall()]
+
+
 def database_bytes():
     """The database file's size: its pages (the write-ahead log apart)."""
     pages = execute("PRAGMA page_count").fetchone()[0]

@@ -18,7 +18,6 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from ..models import metrics as figures
 from ..models.base import utcnow
-from ..models.tenancy import Workspace
 
 PREFIX = "agent_platform_"
 
@@ -48,7 +47,7 @@ class Collector:
     def _workspaces(self):
         if self.workspace_id is not None:
             return [self.workspace_id]
-        return [row.id for row in Workspace.select(Workspace.id).order_by(Workspace.id)]
+        return figures.workspace_ids()
 
 
 def _messages(workspace_id):
