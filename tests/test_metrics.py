@@ -2,12 +2,15 @@
 the queues' depths, the OpenAPI entry, and migration 0022 on an old database."""
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from agent_platform.models import Conversation, Message, ReplyJob
 from agent_platform.scopes import SCOPES
 from agent_platform.services import metrics
+from agent_platform.services.messages import queue_text
 from conftest import assert_error
 from conversations_helpers import inbound, send, setup_chat
 from test_permissions import migrated_up_to
@@ -151,3 +154,26 @@ def test_migration_0022_gives_keys_that_held_every_scope_metrics_read(tmp_path, 
     connection = migrated_up_to(tmp_path, "0022", json.dumps(held))
     (scopes,) = connection.execute("SELECT scopes FROM api_key").fetchone()
     assert json.loads(scopes) == (sorted(held + ["metrics:read"]) if gains else held)
+
+
+def test_a_reply_in_two_parts_is_one_reply_timed_from_the_customers_message(caller):
+    chat = setup_chat(caller)
+    asked = datetime(2026, 11, 28, 12, 0, 0)
+    customer = inbound(chat["channel"]["id"], "wamid.L1", now=asked).message
+    conversation = Conversation.get_by_id(chat["conversation"]["id"])
+    job = ReplyJob.get(ReplyJob.message_id == customer.id)
+    parts = [
+        queue_text(conversation, "agent", text, {"reply_job_id": job.id}, asked)
+        for text in ("Hello!", "We open at 9.")
+    ]
+    for seconds, part in zip((3.5, 4.5), parts, strict=True):
+        sent_at = asked + timedelta(seconds=seconds)
+        Message.update(status="sent", sent_at=sent_at).where(Message.id == part.id).execute()
+    samples, _ = scrape(caller)
+    latency = "agent_platform_reply_latency_seconds"
+    assert value(samples, latency + "_count") == 1
+    assert value(samples, latency + "_sum") == pytest.approx(3.5, abs=0.01)
+    assert value(samples, latency + "_bucket", le="2") == 0
+    assert value(samples, latency + "_bucket", le="5") == 1
+    sent = {"channel": "whatsapp", "direction": "outbound", "status": "sent"}
+    assert value(samples, "agent_platform_messages_total", **sent) == 2
