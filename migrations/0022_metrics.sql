@@ -72,6 +72,18 @@ BEGIN
     DO UPDATE SET "messages" = "messages" + 1;
 END;
 
+-- Attempts to send an outbound message that failed (the network refused it,
+-- could not be reached, or no sender could take it), each retry included,
+-- per workspace and channel type: counted by the send job itself
+-- (services/sending.py), in the transaction that records the failure.
+CREATE TABLE "send_error_tally" (
+    "workspace_id" VARCHAR(36) NOT NULL,
+    "channel_type" VARCHAR(20) NOT NULL,
+    "errors" INTEGER NOT NULL,
+    PRIMARY KEY ("workspace_id", "channel_type"),
+    FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
+) WITHOUT ROWID;
+
 -- Webhook deliveries per workspace: each attempt by result ('success',
 -- 'failure'), and each delivery that finished ('succeeded', 'failed').
 CREATE TABLE "delivery_tally" (

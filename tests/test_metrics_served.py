@@ -80,6 +80,7 @@ def test_a_scrape_of_the_served_service_counts_its_real_traffic(tmp_path):
     assert value(samples, messages, **whatsapp("outbound", "queued")) == 2
     assert value(samples, messages, **whatsapp("outbound", "sent")) == 1
     assert value(samples, messages, **whatsapp("outbound", "failed")) == 1
+    assert value(samples, "agent_platform_message_send_errors_total", channel="whatsapp") == 1
     assert len(receiver.requests) == 2
     assert value(samples, "agent_platform_webhook_attempts_total", result="success") == 0
     assert value(samples, "agent_platform_webhook_deliveries_total", status="failed") == 0

@@ -19,7 +19,7 @@ from .inbox import ConversationRead
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
-from .metrics import DeliveryTally, MessageTally, ReplyLatencyTally
+from .metrics import DeliveryTally, MessageTally, ReplyLatencyTally, SendErrorTally
 from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
@@ -82,6 +82,7 @@ ALL_MODELS = [
     SignInLink,
     SignInFailure,
     MessageTally,
+    SendErrorTally,
     DeliveryTally,
     ReplyLatencyTally,
 ]

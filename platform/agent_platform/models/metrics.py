@@ -29,6 +29,18 @@ class MessageTally(Model):
         without_rowid = True
 
 
+class SendErrorTally(Model):
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
+    channel_type = CharField(max_length=20)
+    errors = IntegerField()
+
+    class Meta:
+        database = database
+        table_name = "send_error_tally"
+        primary_key = CompositeKey("workspace", "channel_type")
+        without_rowid = True
+
+
 class DeliveryTally(Model):
     workspace = ForeignKeyField(Workspace, on_delete="CASCADE", index=False)
     counted = CharField(max_length=10)  # "attempt" or "delivery"
@@ -63,6 +75,23 @@ def message_tallies(workspace_id):
     """(workspace, channel type, direction, status, messages) rows."""
     columns = '"workspace_id", "channel_type", "direction", "status", "messages"'
     return _rows(f'SELECT {columns} FROM "message_tally"', workspace_id)
+
+
+def count_send_error(workspace_id, channel_type):
+    """One more failed attempt to send a message (in the caller's transaction)."""
+    execute(
+        'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "errors")'
+        ' VALUES (?, ?, 1) ON CONFLICT ("workspace_id", "channel_type")'
+        ' DO UPDATE SET "errors" = "errors" + 1',
+        workspace_id,
+        channel_type,
+    )
+
+
+def send_error_tallies(workspace_id):
+    """(workspace, channel type, errors) rows."""
+    columns = '"workspace_id", "channel_type", "errors"'
+    return _rows(f'SELECT {columns} FROM "send_error_tally"', workspace_id)
 
 
 def delivery_tallies(workspace_id):

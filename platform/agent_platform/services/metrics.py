@@ -38,6 +38,7 @@ class Collector:
     def collect(self):
         workspaces = self._workspaces()
         yield _messages(self.workspace_id)
+        yield _send_errors(self.workspace_id)
         yield from _deliveries(self.workspace_id)
         yield _reply_latency(self.workspace_id, workspaces)
         yield from _queues(self.workspace_id, workspaces)
@@ -59,6 +60,17 @@ def _messages(workspace_id):
     )
     for workspace, channel, direction, status, count in figures.message_tallies(workspace_id):
         family.add_metric([workspace, channel, direction, status], count)
+    return family
+
+
+def _send_errors(workspace_id):
+    family = CounterMetricFamily(
+        PREFIX + "message_send_errors",
+        "Attempts to send an outbound message that failed, each retry included",
+        labels=["workspace", "channel"],
+    )
+    for workspace, channel, errors in figures.send_error_tallies(workspace_id):
+        family.add_metric([workspace, channel], errors)
     return family
 
 
