@@ -155,6 +155,16 @@ def setup(service, receiver):
 
     agent = post("/v1/agents", {"name": "Ana"})["id"]
     post(f"/v1/agents/{agent}/trainings", {"type": "qa", "question": QUESTION, "answer": ANSWER})
+    # The fallback answers the unknown question without handing the chat to a
+    # person: a held conversation gets no more replies, and within minutes
+    # every customer's would be held (the first soak's WhatsApp replies
+    # stopped at minute 6).
+    settings = api.put(
+        f"{service.base}/v1/agents/{agent}/settings",
+        json={"handoff_on_fallback": False},
+        timeout=10,
+    )
+    settings.raise_for_status()
     whatsapp = {
         "phone_number_id": PHONE_NUMBER_ID,
         "app_secret": APP_SECRET,
