@@ -125,9 +125,10 @@ NEW = ["permissions:read", "permissions:write"]
 BEFORE = sorted(list(SCOPES)[:33])
 
 
-def migrated_up_to(tmp_path, number, scopes="[]"):
+def migrated_up_to(tmp_path, number, scopes="[]", before_0022=None):
     """A database migrated up to migration `number`, holding one key with
-    `scopes` (JSON); then `number` itself is applied. The connection."""
+    `scopes` (JSON) and what `before_0022(connection)` adds; then `number`
+    itself is applied. The connection."""
     connection = sqlite3.connect(tmp_path / "old.db")
     files = migration_files()
     for path in [path for path in files if path.name < number]:
@@ -145,6 +146,8 @@ def migrated_up_to(tmp_path, number, scopes="[]"):
         "created_at, updated_at) VALUES ('k', 'w', 'admin', 'l', 'h', ?, 0, 0)",
         (scopes,),
     )
+    if before_0022:
+        before_0022(connection)
     (ours,) = [path for path in files if path.name.startswith(number)]
     for statement in statements(ours.read_text()):
         connection.execute(statement)

@@ -130,6 +130,9 @@ DEFAULTS = {
     "INBOX_STREAMS_PER_USER": 5,
     "INBOX_STREAM_HEARTBEAT_SECONDS": 15.0,
     "INBOX_STREAM_MAX_SECONDS": 300.0,
+    # host:port of the operator's Prometheus endpoint: every workspace and the
+    # database's size, no key (docs/operations.md#metrics). Unset: none.
+    "METRICS_LISTEN": None,
 }
 
 # Keys that meant something once: named as such, not as typos.
@@ -146,6 +149,7 @@ NULLABLE_TYPES = {
     "PLAN_TRIAL_DAYS": (int,),
     "ALERTS_EMAIL": (str,),
     "SERVER_PUBLIC_URL": (str,),
+    "METRICS_LISTEN": (str,),
     "SMTP_HOST": (str,),
     "SMTP_USERNAME": (str,),
     "SMTP_PASSWORD": (str,),

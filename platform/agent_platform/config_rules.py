@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 SECTIONS = (
     "rate_limit", "database", "trainings", "webhooks", "whatsapp", "telegram", "messages",
     "inbound", "replies", "secrets", "credits", "server", "limits", "alerts", "media", "plan",
-    "smtp", "mcp", "log", "widget", "email", "appointments", "inbox",
+    "smtp", "mcp", "log", "widget", "email", "appointments", "inbox", "metrics",
 )  # fmt: skip
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 FAILURE_POLICIES = ("failing", "deactivate")
@@ -89,6 +89,19 @@ def _http_url(value):
     return None if ok else "must be an http:// or https:// URL"
 
 
+def listen_address(value):
+    """("host", port) of "host:port" ("[::1]:9464" for IPv6), or None."""
+    host, _, port = value.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or _port(int(port)):
+        return None
+    return host, int(port)
+
+
+def _listen(value):
+    return None if listen_address(value) else 'must be "host:port", e.g. "127.0.0.1:9464"'
+
+
 def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -103,6 +116,7 @@ _BY_KEY = {
     "LOG_FORMAT": _one_of(("text", "json")),
     "WEBHOOKS_FAILURE_POLICY": _one_of(FAILURE_POLICIES),
     "SERVER_PORT": _port,
+    "METRICS_LISTEN": _listen,
     "SMTP_PORT": _port,
     "WEBHOOKS_ALLOWED_PORTS": _ports,
     "WEBHOOKS_RETRY_SCHEDULE": _schedule,

@@ -44,6 +44,8 @@ SCOPES = {
     # Not in the spec: the people who sign in to the inbox (docs/inbox.md).
     "users:read": "Read the workspace's users (never their passwords)",
     "users:write": "Create and update users, make their sign-in links",
+    # Not in the spec: Prometheus scrapes of the workspace (docs/operations.md).
+    "metrics:read": "Read the workspace's metrics (GET /metrics, Prometheus text format)",
 }
 
 

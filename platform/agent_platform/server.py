@@ -17,6 +17,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger
 
 from .config import CONFIG_FILE_ENV, ConfigError, config_file, load_config
+from .config_rules import listen_address
 
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The pipe holding what the first start prints last (the admin key): not an
@@ -59,7 +60,7 @@ def gunicorn_options(config):
         # services of one user would take it from each other, and nothing
         # here uses it.
         "control_socket_disable": True,
-        # The scheduler's threads must start after the fork.
+        # The scheduler's threads must start after the fork, as the metrics listener.
         "post_worker_init": _start_jobs,
         "worker_exit": _stop_jobs,
     }
@@ -112,6 +113,7 @@ def _start_jobs(worker):
     """Start the scheduler in the worker, once its app is loaded."""
     import gc
 
+    from . import metrics_listen
     from .db import database
     from .scheduler import build_scheduler
 
@@ -124,6 +126,7 @@ def _start_jobs(worker):
     if app.config["SERVER_JOBS"]:  # else `agent-platform worker` runs them
         worker.jobs = build_scheduler(app)
         worker.jobs.start()
+    metrics_listen.start(app.config)
     _print_first_start_note()
 
 
@@ -207,9 +210,10 @@ class ListenError(Exception):
     """The server cannot listen where it is told to; the message says why."""
 
 
-def check_listen(host, port):
+def check_listen(host, port, change="--port"):
     """Bind host:port as gunicorn will (SO_REUSEADDR), so that a busy port is
-    one clear line instead of gunicorn's five retries or Werkzeug's traceback."""
+    one clear line instead of gunicorn's five retries or Werkzeug's traceback.
+    `change` names what chooses the port."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -217,11 +221,13 @@ def check_listen(host, port):
             sock.bind((host, port))
         except OSError as error:
             if error.errno == errno.EADDRINUSE:
-                raise ListenError(_busy(port)) from error
+                raise ListenError(_busy(port, change)) from error
             raise ListenError(f"cannot listen on {host}:{port}: {error.strerror}") from error
 
 
-def _busy(port):
+def _busy(port, change):
+    if change != "--port":
+        return f"port {port} is in use; choose another with {change}"
     other = port + 1 if port < 65535 else 8081
     return (
         f"port {port} is in use; choose another: --port {other}, server.port in the "
@@ -229,9 +235,17 @@ def _busy(port):
     )
 
 
+def check_listening(config):
+    """check_listen of the service's address, and of metrics.listen if set."""
+    check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
+    if config["METRICS_LISTEN"]:
+        check_listen(*listen_address(config["METRICS_LISTEN"]), change="metrics.listen")
+
+
 def run_dev_server(app, first_start_note=None):
     from werkzeug.serving import WSGIRequestHandler
 
+    from . import metrics_listen
     from .scheduler import build_scheduler
 
     class RequestHandler(WSGIRequestHandler):
@@ -244,6 +258,7 @@ def run_dev_server(app, first_start_note=None):
     serving_app(app)
     if app.config["SERVER_JOBS"]:
         build_scheduler(app).start()
+    metrics_listen.start(app.config)
     if first_start_note:
         print(first_start_note, end="", flush=True)
     config = app.config
@@ -287,7 +302,7 @@ def main():
     config = checked_configuration()
     try:
         # Again here: the port may have been taken since `serve` checked it.
-        check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
+        check_listening(config)
     except ListenError as error:
         _stop(error, 2)  # as `serve` refuses a busy port: not worth a restart
     _Gunicorn(gunicorn_options(config)).run()

@@ -26,6 +26,7 @@ from . import (
     mcp_servers,
     media,
     messages,
+    metrics,
     opportunities,
     pipeline,
     pipeline_columns,
@@ -66,6 +67,8 @@ V1_BLUEPRINTS += [users.blp]
 ROOT_BLUEPRINTS = [variant.blp]
 # Network callbacks and downloaded media files (issue 6).
 ROOT_BLUEPRINTS += [inbound.blp, media.blp]
+# Prometheus metrics of the key's workspace (issue 41).
+ROOT_BLUEPRINTS += [metrics.blp]
 
 
 class Api(SmorestApi):

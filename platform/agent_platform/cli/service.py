@@ -19,11 +19,12 @@ def _server_overrides(host, port, dev):
 
 
 def _port_free(config):
-    """A busy port stops `serve` before it creates or migrates anything."""
-    from ..server import ListenError, check_listen
+    """A busy port (the service's, or metrics.listen's) stops `serve` before
+    it creates or migrates anything."""
+    from ..server import ListenError, check_listening
 
     try:
-        check_listen(config["SERVER_HOST"], config["SERVER_PORT"])
+        check_listening(config)
     except ListenError as error:
         raise BadConfiguration(str(error)) from error
 

@@ -19,6 +19,7 @@ from .inbox import ConversationRead
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
+from .metrics import DeliveryTally, MessageTally, ReplyLatencyTally, SendErrorTally
 from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
@@ -80,6 +81,10 @@ ALL_MODELS = [
     UserSession,
     SignInLink,
     SignInFailure,
+    MessageTally,
+    SendErrorTally,
+    DeliveryTally,
+    ReplyLatencyTally,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

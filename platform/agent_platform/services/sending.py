@@ -12,6 +12,7 @@ from ..db import transaction
 from ..events import emit
 from ..models import Message
 from ..models.base import utcnow
+from ..models.metrics import count_send_error
 from . import formats
 
 log = logging.getLogger("agent_platform.sending")
@@ -85,6 +86,8 @@ def _record_failure(message_id, error, now, max_attempts):
         message.error = error.as_dict()
         message.metadata = {**message.metadata, **(error.metadata or {})}
         _log_failure(message, error, max_attempts)
+        channel_type = message.channel.type if message.channel_id else "none"
+        count_send_error(message.conversation.workspace_id, channel_type)
         if error.retryable and message.send_attempts < max_attempts:
             delay = min(timedelta(seconds=5 * 2 ** (message.send_attempts - 1)), MAX_RETRY_DELAY)
             if error.retry_after:  # the network's wait, when longer than ours
