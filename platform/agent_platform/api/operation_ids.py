@@ -41,6 +41,7 @@ OVERRIDES = {
     "learning.LearnGroup.post": "learnUnansweredGroup",
     "learning.Unanswered.get": "listUnansweredQuestions",
     "mcp-servers.McpServers.post": "registerMcpServer",
+    "metrics.Metrics.get": "getMetrics",
     "messages.ConversationMessages.post": "sendMessage",
     "messages.MessageById.patch": "editMessage",
     "opportunities.OpportunityHistory.get": "listOpportunityHistory",
