@@ -31,8 +31,9 @@ def fill(browser, field_id, value):
     field.send_keys(value)
 
 
-def shown(browser, element_id):
-    return browser.find_element(By.ID, element_id).text
+def shows(browser, element_id, words):
+    """The element shows `words`, read afresh while a form's answer replaces the page."""
+    return settled(browser, lambda b: b.find_element(By.ID, element_id).text == words)
 
 
 def test_a_website_channel_made_in_the_page_answers_on_another_origin(tmp_path, browsers):
@@ -51,15 +52,16 @@ def test_a_website_channel_made_in_the_page_answers_on_another_origin(tmp_path, 
         fill(browser, "primary_color", "#8a4b2a")
         fill(browser, "launcher_text", "Chat with Ana")
         # The preview follows the form before anything is saved, as text.
-        assert shown(browser, "preview-greeting") == GREETING
-        assert shown(browser, "preview-launcher") == "Chat with Ana"
+        assert shows(browser, "preview-greeting", GREETING)
+        assert shows(browser, "preview-launcher", "Chat with Ana")
         heading = browser.find_element(By.ID, "preview-heading")
         assert heading.value_of_css_property("background-color") == BROWN
         browser.find_element(By.XPATH, "//button[normalize-space()='Create the channel']").click()
 
         WebDriverWait(browser, 10).until(lambda b: "/app/channels/" in b.current_url)
-        assert shown(browser, "preview-greeting") == GREETING
-        Select(browser.find_element(By.ID, "agent_id")).select_by_visible_text("Ana Bot")
+        assert shows(browser, "preview-greeting", GREETING)
+        agents = settled(browser, lambda b: Select(b.find_element(By.ID, "agent_id")))
+        agents.select_by_visible_text("Ana Bot")
         browser.find_element(By.XPATH, "//button[normalize-space()='Connect']").click()
         # The page is replaced by the form's answer: read it afresh until it says so.
         settled(browser, lambda b: "Connected to Ana Bot" in b.find_element(By.ID, "main").text)

@@ -203,7 +203,8 @@ def test_an_ended_session_is_sent_to_sign_in_and_nothing_changes(short_sessions,
     assert browser.find_element(By.XPATH, "//button[normalize-space()='Take over']")
     time.sleep(max(0.0, signing_in + IDLE + 0.5 - time.monotonic()))  # the session ends
     click(browser, "Take over")
-    assert browser.current_url == f"{base}/app/sign-in?next=/app/conversations/{conversation_id}"
+    signed_out = f"{base}/app/sign-in?next=/app/conversations/{conversation_id}"
+    WebDriverWait(browser, 10).until(lambda b: b.current_url == signed_out)
     assert browser.find_element(By.ID, "email").is_displayed()
     unchanged = conversation(short_sessions, conversation_id)
     assert (unchanged["status"], unchanged["assigned_to"]) == ("handoff", None)
