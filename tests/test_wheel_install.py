@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.test_cli import free_port
+from tests.test_cli import free_port, until_the_key
 
 pytestmark = pytest.mark.wheel
 
@@ -87,7 +87,8 @@ def test_installed_wheel_migrates_and_serves_from_an_empty_directory(installed, 
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        assert server.stdout.readline().startswith("Created the default workspace")
+        heading, key = until_the_key(server.stdout)  # printed last, once the server listens
+        assert heading.startswith("Created the default workspace") and key.startswith("apk_")
         assert wait_for(base + "/v1/health").json()["status"] == "ok"
         docs = requests.get(base + "/docs", timeout=5)
         assert docs.status_code == 200 and "swagger-ui" in docs.text
