@@ -14,6 +14,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from page_waits import settled
 from test_cli import free_port
 from test_cli import serving as serve
 
@@ -70,7 +71,7 @@ def press(browser, text):
 
 
 def heading(browser):
-    return WebDriverWait(browser, 10).until(lambda b: b.find_element(By.TAG_NAME, "h1")).text
+    return settled(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text)
 
 
 def test_one_time_link_password_sign_out_and_sign_in_again(service, browser):
