@@ -45,6 +45,14 @@ def get_training(workspace_id, training_id):
     return Training.get_in_workspace(workspace_id, training_id, not_found(training_id))
 
 
+def get_agent_training(workspace_id, agent_id, training_id):
+    """The training of this agent (another agent's, or workspace's: not found)."""
+    training = get_training(workspace_id, training_id)
+    if training.agent_id != agent_id:
+        raise not_found(training_id)
+    return training
+
+
 def list_trainings(workspace_id, agent_id, paging, type=None, status=None):
     agent_id = agents.live_agent_id(workspace_id, agent_id)
     return paginate(Training.listed(workspace_id, agent_id, type, status), Training, paging)

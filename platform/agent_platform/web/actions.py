@@ -16,8 +16,8 @@ from ..errors import ApiError
 from ..services import conversations, formats, inbox_actions
 from . import session
 from .blueprint import PREFIX, blp, error_page, wants_json
+from .forms import SEE_OTHER
 
-SEE_OTHER = 303
 NOTICE_COOKIE = "agent_platform_notice"
 NOTICE_SECONDS = 60
 NOTICE_MAX_CHARS = 600

@@ -13,8 +13,7 @@ from ..services import agents
 from ..services import channels as service
 from . import channel_fields, session
 from .blueprint import blp
-
-SEE_OTHER = 303
+from .forms import SEE_OTHER
 
 
 def _workspace_id():

@@ -1,4 +1,4 @@
-"""What the agents' pages share: a form read through the API's own
+"""What the admins' pages share: a form read through the API's own
 marshmallow schema (so a person sees the API's validation messages, in
 words), and the one-line notice a page shows after a POST redirected to it
 (a fixed sentence chosen by a key in the query string, never text from it)."""

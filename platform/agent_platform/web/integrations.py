@@ -14,10 +14,9 @@ from ..models.pagination import PageRequest
 from ..models.webhooks import EVERYTHING
 from ..scopes import SCOPES
 from ..services import formats, keys, webhooks
-from . import session
+from . import forms, session
 from .blueprint import blp
 
-SEE_OTHER = 303
 # The pages show the newest of each; the API pages through the rest.
 WEBHOOKS_SHOWN = 100
 DELIVERIES_SHOWN = 50
@@ -101,14 +100,14 @@ def set_webhook_active(webhook_id):
     if active not in ("true", "false"):
         raise ValidationError("active", 'must be "true" or "false"')
     webhooks.update_webhook(_workspace_id(), webhook_id, {"is_active": active == "true"})
-    return redirect(url_for("web.webhook_page", webhook_id=webhook_id), SEE_OTHER)
+    return redirect(url_for("web.webhook_page", webhook_id=webhook_id), forms.SEE_OTHER)
 
 
 @blp.route("/webhooks/<webhook_id>/delete", methods=["POST"])
 @session.signed_in(role="admin")
 def delete_webhook(webhook_id):
     webhooks.delete_webhook(_workspace_id(), webhook_id)
-    return redirect(url_for("web.webhooks_page"), SEE_OTHER)
+    return redirect(url_for("web.webhooks_page"), forms.SEE_OTHER)
 
 
 def _webhooks_page(error=None, status=200, entered=None):

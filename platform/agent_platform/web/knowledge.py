@@ -150,11 +150,7 @@ def _agent(agent_id):
 
 
 def _training(agent, training_id):
-    """The training of this agent (another agent's or workspace's: 404)."""
-    training = trainings.get_training(agent.workspace_id, training_id)
-    if training.agent_id != agent.id:
-        raise trainings.not_found(training_id)
-    return training
+    return trainings.get_agent_training(agent.workspace_id, agent.id, training_id)
 
 
 def _back(endpoint, agent_id, done):

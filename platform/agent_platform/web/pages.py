@@ -9,8 +9,7 @@ from ..services import sign_in as signing_in
 from ..services import users
 from . import session
 from .blueprint import PREFIX, blp
-
-SEE_OTHER = 303  # after a form's POST, the browser GETs the next page
+from .forms import SEE_OTHER
 
 
 @blp.route("/sign-in")

@@ -7,8 +7,7 @@ from ..errors import ApiError, ValidationError
 from ..services import formats, users
 from . import session
 from .blueprint import blp
-
-SEE_OTHER = 303
+from .forms import SEE_OTHER
 
 
 @blp.route("/team")
