@@ -16,10 +16,13 @@ class BuildWithMigrations(build_py):
         # (a stale migration would even be applied). Build the package afresh.
         shutil.rmtree(Path(self.build_lib) / "agent_platform", ignore_errors=True)
         super().run()
-        target = Path(self.build_lib) / "agent_platform" / "migrations"
-        self.mkpath(str(target))
-        for path in sorted(Path(__file__).resolve().parent.joinpath("migrations").glob("*.sql")):
-            self.copy_file(str(path), str(target / path.name))
+        # SQLite's set in migrations/, PostgreSQL's in migrations/postgresql/.
+        source = Path(__file__).resolve().parent / "migrations"
+        for folder in (source, source / "postgresql"):
+            target = Path(self.build_lib) / "agent_platform" / folder.relative_to(source.parent)
+            self.mkpath(str(target))
+            for path in sorted(folder.glob("*.sql")):
+                self.copy_file(str(path), str(target / path.name))
 
 
 setup(cmdclass={"build_py": BuildWithMigrations})

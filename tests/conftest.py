@@ -1,5 +1,12 @@
-"""Fixtures: an app on a temporary database file, keys, and an API client."""
+"""Fixtures: an app on a temporary database file, keys, and an API client.
 
+TEST_DATABASE_ENGINE=postgresql runs the tests on PostgreSQL instead (not
+an AGENT_PLATFORM_ variable: those are the service's settings):
+a throwaway server for the session (tests/pg_server.py), each test's
+database a copy of one migrated once (CREATE DATABASE ... TEMPLATE).
+"""
+
+import itertools
 import os
 import shutil
 from pathlib import Path
@@ -11,7 +18,13 @@ from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.migrate import apply_migrations
 from agent_platform.services import keys
+from pg_server import PostgresServer
 from telegram_stub import TelegramStub
+
+ENGINE = os.environ.get("TEST_DATABASE_ENGINE", "sqlite")
+if ENGINE not in ("sqlite", "postgresql"):
+    raise ValueError(f"TEST_DATABASE_ENGINE={ENGINE!r}: sqlite or postgresql")
+ON_POSTGRESQL = ENGINE == "postgresql"
 
 # The services tests start as processes (serve, gunicorn, the CLI) import the
 # package from where this process did: under `make mutate` that is the
@@ -50,21 +63,59 @@ OFFLINE = {
 
 
 @pytest.fixture(scope="session")
-def migrated_database(tmp_path_factory):
-    """A database file with every migration applied, made once: each test's
-    database starts as a copy (the migrations took a fifth of a test's setup)."""
-    path = tmp_path_factory.mktemp("migrated") / "migrated.db"
-    with create_app({**OFFLINE, "DATABASE_PATH": str(path)}).app_context():
+def postgres_server():
+    """A PostgreSQL server of the session's own, stopped at its end."""
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+_database_numbers = itertools.count(1)
+
+
+def new_postgres_database(server, template=None):
+    """The URL of a new, empty database on `server` (a copy of `template`'s)."""
+    name = f"t_{next(_database_numbers)}"
+    server.execute(f"CREATE DATABASE {name}" + (f" TEMPLATE {template}" if template else ""))
+    return server.url(name)
+
+
+def _apply_migrations_to(settings):
+    with create_app({**OFFLINE, **settings}).app_context():
         apply_migrations()
     database.close()
     database.close_all()  # and WAL checkpointed: the one file is the whole database
+
+
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory, request):
+    """A database with every migration applied, made once: each test's
+    database starts as a copy (the migrations took a fifth of a test's setup).
+    A file on SQLite; on PostgreSQL the name of a database on the server."""
+    if ON_POSTGRESQL:
+        server = request.getfixturevalue("postgres_server")
+        server.execute("CREATE DATABASE migrated")
+        _apply_migrations_to({"DATABASE_URL": server.url("migrated")})
+        return "migrated"
+    path = tmp_path_factory.mktemp("migrated") / "migrated.db"
+    _apply_migrations_to({"DATABASE_PATH": str(path)})
     return path
 
 
 @pytest.fixture
-def app(settings, migrated_database):
+def database_url(request, migrated_database):
+    """On PostgreSQL, the URL of this test's own migrated database; else None."""
+    if not ON_POSTGRESQL:
+        return None
+    return new_postgres_database(request.getfixturevalue("postgres_server"), migrated_database)
+
+
+@pytest.fixture
+def app(settings, migrated_database, database_url):
     path = Path(settings.get("DATABASE_PATH", ""))
-    if path.name and not path.exists() and path.parent.is_dir():
+    if database_url and "DATABASE_URL" not in settings:
+        settings = {**settings, "DATABASE_URL": database_url}
+    elif path.name and not path.exists() and path.parent.is_dir():
         shutil.copyfile(migrated_database, path)  # still migrated below: any left apply
     # WhatsApp's 24-hour window is checked by the tests about it
     # (test_whatsapp_templates.py); the others send into new conversations.

@@ -104,3 +104,26 @@ def _commented_out(text, key):
         if re.search(rf"^\[{section}\][^\[]*^# {name} = ", text, re.M | re.S):
             return True
     return False
+
+
+@pytest.mark.parametrize(
+    "url, reason",
+    [
+        ("mysql://user@host/name", "must be a postgresql:// URL"),
+        ("postgresql://", "must be a postgresql:// URL"),
+        ("postgresql://host:port/name", "must be a postgresql:// URL"),
+        ("data/agent_platform.db", "must be a postgresql:// URL"),
+    ],
+)
+def test_a_database_url_that_is_not_postgresql_is_refused_by_name(url, reason):
+    with pytest.raises(
+        ConfigError, match=rf"AGENT_PLATFORM_DATABASE_URL \(database.url\) = .*: {reason}"
+    ):
+        load_config(environ={"AGENT_PLATFORM_DATABASE_URL": url})
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql://user:p%40ss@db.internal:5432/agents", "postgres:///agents"]
+)
+def test_a_postgresql_url_is_taken(url):
+    assert load_config(environ={"AGENT_PLATFORM_DATABASE_URL": url})["DATABASE_URL"] == url

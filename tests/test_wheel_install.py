@@ -58,8 +58,10 @@ def clean_environ():
 
 def test_the_wheel_carries_the_source_and_migrations_and_nothing_else(installed):
     site = next(installed.parent.parent.glob("lib/python*/site-packages"))
-    packaged = sorted(path.name for path in (site / "agent_platform" / "migrations").iterdir())
-    assert packaged == sorted(path.name for path in (ROOT / "migrations").glob("*.sql"))
+    for engine in ("", "postgresql"):  # SQLite's set, then PostgreSQL's
+        packaged = site / "agent_platform" / "migrations" / engine
+        shipped = sorted(path.name for path in packaged.iterdir() if path.is_file())
+        assert shipped == sorted(path.name for path in (ROOT / "migrations" / engine).glob("*.sql"))
     modules = {
         path.relative_to(site).as_posix() for path in (site / "agent_platform").rglob("*.py")
     }

@@ -26,7 +26,11 @@ def create_app(config=None, config_path=None):
     # Werkzeug enforces this while the body is read (chunked bodies included).
     app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
     logs.configure(app.config)
-    init_database(app.config["DATABASE_PATH"], app.config["DATABASE_BUSY_TIMEOUT_SECONDS"])
+    init_database(
+        app.config["DATABASE_PATH"],
+        app.config["DATABASE_BUSY_TIMEOUT_SECONDS"],
+        url=app.config["DATABASE_URL"],
+    )
     # The keys of stored secrets (none yet on a first start: migrating makes one).
     configure_from(app.config, config_path)
     limit, window = app.config["RATE_LIMIT_REQUESTS"], app.config["RATE_LIMIT_WINDOW_SECONDS"]

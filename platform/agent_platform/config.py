@@ -32,6 +32,8 @@ DEFAULTS = {
     "SERVER_JOBS": True,
     "DATABASE_PATH": "data/agent_platform.db",
     "DATABASE_BUSY_TIMEOUT_SECONDS": 10,
+    # postgresql://user:password@host:port/name: PostgreSQL instead of the file.
+    "DATABASE_URL": None,
     "RATE_LIMIT_REQUESTS": 100,
     "RATE_LIMIT_WINDOW_SECONDS": 60,
     "LIMITS_MAX_BODY_BYTES": 5 * 1024 * 1024,
@@ -150,6 +152,7 @@ NULLABLE_TYPES = {
     "ALERTS_EMAIL": (str,),
     "SERVER_PUBLIC_URL": (str,),
     "METRICS_LISTEN": (str,),
+    "DATABASE_URL": (str,),
     "SMTP_HOST": (str,),
     "SMTP_USERNAME": (str,),
     "SMTP_PASSWORD": (str,),

@@ -89,6 +89,19 @@ def _http_url(value):
     return None if ok else "must be an http:// or https:// URL"
 
 
+def _database_url(value):
+    # The password may hold any character: only the scheme and the rest's
+    # shape are checked here; the server says the rest when connecting.
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError as error:
+        return f"must be a postgresql:// URL ({error})"
+    if parts.scheme not in ("postgresql", "postgres") or not (parts.netloc or parts.path[1:]):
+        return 'must be a postgresql:// URL, e.g. "postgresql://user:password@host:5432/name"'
+    return None
+
+
 def listen_address(value):
     """("host", port) of "host:port" ("[::1]:9464" for IPv6), or None."""
     host, _, port = value.rpartition(":")
@@ -117,6 +130,7 @@ _BY_KEY = {
     "WEBHOOKS_FAILURE_POLICY": _one_of(FAILURE_POLICIES),
     "SERVER_PORT": _port,
     "METRICS_LISTEN": _listen,
+    "DATABASE_URL": _database_url,
     "SMTP_PORT": _port,
     "WEBHOOKS_ALLOWED_PORTS": _ports,
     "WEBHOOKS_RETRY_SCHEDULE": _schedule,

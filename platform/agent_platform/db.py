@@ -1,8 +1,13 @@
-"""The one SQLite database, configured by the app factory or the CLI.
+"""The one database, configured by the app factory or the CLI: a SQLite file
+(the default) or a PostgreSQL server (`database.url`, see db_postgresql.py).
 
-Created unconfigured so models can be declared at import time; `init_database`
-points it at a file. Every write transaction is BEGIN IMMEDIATE: taking the
-write lock up front means a transaction never fails half-way with SQLITE_BUSY
+`database` is a proxy, so models can be declared at import time and modules
+can import it before the engine is chosen; `init_database` points it at a
+file or a server, and binds the models to that database itself (a model's
+query then costs no proxy look-ups).
+
+On SQLite every write transaction is BEGIN IMMEDIATE: taking the write lock
+up front means a transaction never fails half-way with SQLITE_BUSY
 when a reader upgrades, it waits on the busy timeout instead.
 
 Connections are pooled: opening a SQLite connection per request costs more
@@ -35,7 +40,7 @@ import time
 import unicodedata
 from datetime import datetime
 
-from peewee import OperationalError
+from peewee import DatabaseProxy, Model, OperationalError
 from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
@@ -238,9 +243,11 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         return self.write_turns.turn(self.connection())
 
 
-database = _ThreadPooledSqliteDatabase(
+sqlite_database = _ThreadPooledSqliteDatabase(
     None, lock_type="IMMEDIATE", max_connections=64, stale_timeout=600
 )
+database = DatabaseProxy()
+database.initialize(sqlite_database)
 
 
 def folded(text):
@@ -249,7 +256,7 @@ def folded(text):
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKD", text).casefold())
 
 
-@database.collation("UNICODE_NOCASE")
+@sqlite_database.collation("UNICODE_NOCASE")
 def _unicode_nocase(left, right):
     # SQLite's NOCASE folds only ASCII: "É" and "é" were two names.
     left, right = folded(left), folded(right)
@@ -264,15 +271,45 @@ def end_request():
         database.close()
 
 
-def init_database(path, busy_timeout_seconds=10):
+def is_postgresql():
+    """Whether the configured database is PostgreSQL (else SQLite)."""
+    return database.obj is not sqlite_database
+
+
+def init_database(path, busy_timeout_seconds=10, url=None):
+    """Open the PostgreSQL database at `url` when given, else the SQLite
+    file at `path`, and bind the models to it."""
+    if not database.deferred:
+        database.close_all()  # connections of a previous configuration
+    if url:
+        from .db_postgresql import postgresql_database  # psycopg: an optional extra
+
+        return _use(postgresql_database(url, busy_timeout_seconds))
+    return _use(_init_sqlite(path, busy_timeout_seconds))
+
+
+def _use(engine_database):
+    bound = (database, database.obj)  # the models of this service, not others'
+    database.initialize(engine_database)
+    for model in _models(Model):
+        if model._meta.database in bound:
+            model._meta.set_database(engine_database)
+    return database
+
+
+def _models(model):
+    for subclass in model.__subclasses__():
+        yield subclass
+        yield from _models(subclass)
+
+
+def _init_sqlite(path, busy_timeout_seconds):
     """Open `path` (creating it and its directory, private: private.py) with
     the pragmas the service relies on."""
     file_path = resolve_path(path)
     make_dirs(file_path.parent)
     create_file(file_path)
-    if not database.deferred:
-        database.close_all()  # connections of a previous configuration
-    database.init(
+    sqlite_database.init(
         str(file_path),
         # How long a thread waits for a free pooled connection.
         timeout=busy_timeout_seconds,
@@ -295,9 +332,9 @@ def init_database(path, busy_timeout_seconds=10):
             "temp_store": "memory",
         },
     )
-    return database
+    return sqlite_database
 
 
 def transaction():
-    """A write transaction (BEGIN IMMEDIATE); nests as a savepoint."""
+    """A write transaction (on SQLite BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()

@@ -1,0 +1,80 @@
+"""The database on a PostgreSQL server (`database.url = "postgresql://…"`).
+
+Needs psycopg 3 (the `postgresql` extra). Under `serve`'s gevent worker the
+process is monkey-patched before the first connection, and psycopg 3 then
+waits on its sockets through gevent, as any other network client.
+
+What db.py does for SQLite has no work here: PostgreSQL locks rows, not the
+database, so writers need no turns; a transaction starts with a plain BEGIN
+whatever SQLite lock type a caller names (READ COMMITTED, the server's
+default). A storage incident (storage.py) is told once when it starts and
+once when a write commits again; no connection is spent by it, as a server
+connection does not turn read-only.
+"""
+
+import contextlib
+import logging
+import threading
+import time
+
+from playhouse.pool import PooledPostgresqlDatabase
+
+log = logging.getLogger("agent_platform.db")
+SCHEMES = ("postgresql", "postgres")
+
+
+class _IncidentLog:
+    """The start and the end of a storage incident, each logged once."""
+
+    storage_failing_since = None
+    _incident_lock = threading.Lock()
+
+    def storage_failed(self, report, spends=True):
+        with self._incident_lock:
+            starts = self.storage_failing_since is None
+            if starts:
+                self.storage_failing_since = time.time()
+        if starts:
+            log.error(report)
+
+    def writes_work(self):
+        with self._incident_lock:
+            since, self.storage_failing_since = self.storage_failing_since, None
+        if since is not None:
+            log.info("The database takes writes again, after %.0f s.", time.time() - since)
+
+
+class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
+    def begin(self, lock_type=None):
+        # SQLite's lock types (IMMEDIATE, DEFERRED) name no isolation level.
+        super().begin()
+
+    def commit(self):
+        super().commit()
+        if self.storage_failing_since is not None:
+            self.writes_work()
+
+    def turn_for(self, sql):
+        """No write turns on PostgreSQL (see db.py): nothing to wait for."""
+        return _NO_TURN
+
+
+_NO_TURN = contextlib.nullcontext()
+
+
+def connection_url(url):
+    """The URL as psycopg takes it: postgres:// is spelled postgresql://."""
+    scheme, rest = url.split("://", 1)
+    return f"postgresql://{rest}" if scheme in SCHEMES else url
+
+
+def postgresql_database(url, timeout_seconds):
+    """A pooled database on the server at `url`; `timeout_seconds` bounds
+    the wait for a free pooled connection."""
+    return PostgresqlPooledDatabase(
+        connection_url(url),
+        max_connections=64,
+        stale_timeout=600,
+        timeout=timeout_seconds,
+        prefer_psycopg3=True,
+    )
