@@ -201,6 +201,15 @@ def other(make_caller):
     return make_caller()
 
 
+def database_environ(app):
+    """The AGENT_PLATFORM_ variables that name `app`'s database, for a CLI
+    command run on it (its server's, when the suite runs on PostgreSQL)."""
+    environ = {"AGENT_PLATFORM_DATABASE_PATH": app.config["DATABASE_PATH"]}
+    if app.config["DATABASE_URL"]:
+        environ["AGENT_PLATFORM_DATABASE_URL"] = app.config["DATABASE_URL"]
+    return environ
+
+
 def assert_error(response, status, code, mentions=None):
     """The response is the shared error body with this status and code."""
     assert response.status_code == status, response.get_data(as_text=True)

@@ -1,7 +1,5 @@
 """Helpers for the channel, contact, conversation, message and chat tests."""
 
-from peewee import SQL
-
 from agent_platform.channels import InboundMessage
 from agent_platform.models import Channel, Event
 from agent_platform.services import inbound as inbound_service
@@ -79,7 +77,7 @@ def inbound(channel_id, external_id, sender_id="5511933334444", text="Oi", now=N
 
 def events(workspace_id, name=None):
     """The workspace's events in the order raised, as (name, data)."""
-    query = Event.select().where(Event.workspace == workspace_id).order_by(SQL("rowid"))
+    query = Event.select().where(Event.workspace == workspace_id).order_by(Event.id)
     found = [(event.name, event.data) for event in query]
     return [pair for pair in found if name is None or pair[0] == name]
 

@@ -1,7 +1,6 @@
 from datetime import datetime
 
 import pytest
-from peewee import SQL
 
 from agent_platform.errors import NotFound, ValidationError
 from agent_platform.models import Conversation, Event
@@ -118,7 +117,7 @@ class TestPlanCredits:
 
     def events(self, workspace_id):
         # Insertion order (two events of one entry share their created_at).
-        query = Event.select().where(Event.workspace == workspace_id).order_by(SQL("rowid"))
+        query = Event.select().where(Event.workspace == workspace_id).order_by(Event.id)
         return [(event.name, event.data) for event in query]
 
     def test_low_then_depleted_each_once_per_month(self, caller, agent):

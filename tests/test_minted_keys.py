@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from agent_platform.cli import main
 from agent_platform.models import ApiKey
-from conftest import Caller, assert_error
+from conftest import Caller, assert_error, database_environ
 from test_permissions import migrated_up_to
 
 
@@ -139,7 +139,7 @@ def test_revoking_never_reaches_another_workspace(caller, other):
 
 def test_revoking_a_key_through_the_cli_revokes_what_it_minted(app, caller, tree):
     root_id = ApiKey.by_lookup_id(caller.key[4:16]).id
-    environ = {"AGENT_PLATFORM_DATABASE_PATH": app.config["DATABASE_PATH"]}
+    environ = database_environ(app)
     result = CliRunner().invoke(main, ["keys", "revoke", root_id], env=environ)
     assert result.exit_code == 0, result.output
     assert_revoked(caller)

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from agent_platform.migrate import migration_files, statements
+from agent_platform.migrate import migration_files, migrations_dir, sqlite_statements
 from agent_platform.scopes import SCOPES
 from conftest import Caller, assert_error
 
@@ -130,9 +130,9 @@ def migrated_up_to(tmp_path, number, scopes="[]", before_0022=None):
     `scopes` (JSON) and what `before_0022(connection)` adds; then `number`
     itself is applied. The connection."""
     connection = sqlite3.connect(tmp_path / "old.db")
-    files = migration_files()
+    files = migration_files(migrations_dir())  # SQLite's, whatever the suite's engine
     for path in [path for path in files if path.name < number]:
-        for statement in statements(path.read_text()):
+        for statement in sqlite_statements(path.read_text()):
             connection.execute(statement)
     connection.execute(
         "INSERT INTO company (id, name, created_at, updated_at) VALUES ('c', 'C', 0, 0)"
@@ -149,7 +149,7 @@ def migrated_up_to(tmp_path, number, scopes="[]", before_0022=None):
     if before_0022:
         before_0022(connection)
     (ours,) = [path for path in files if path.name.startswith(number)]
-    for statement in statements(ours.read_text()):
+    for statement in sqlite_statements(ours.read_text()):
         connection.execute(statement)
     return connection
 

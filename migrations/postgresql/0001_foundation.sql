@@ -2,6 +2,11 @@
 -- outbox, and the first columns of agents, channels, contacts and conversations
 -- (later migrations add to those).
 
+-- Names unique whatever their case (SQLite: the collation UNICODE_NOCASE of
+-- db.py, which folds case fully): ICU's root locale at secondary strength,
+-- where case differs only at the third. Unquoted, as peewee writes it.
+CREATE COLLATION unicode_nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+
 CREATE TABLE "company" (
     "id" VARCHAR(36) NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,

@@ -10,12 +10,22 @@ whatever SQLite lock type a caller names (READ COMMITTED, the server's
 default). A storage incident (storage.py) is told once when it starts and
 once when a write commits again; no connection is spent by it, as a server
 connection does not turn read-only.
+
+Statements written by hand for SQLite, with `?` parameters, run here in
+PostgreSQL's form (postgresql_statement): `%s` parameters, each other `%`
+doubled (psycopg's), and the boolean columns (INTEGER 0/1 on SQLite,
+BOOLEAN here) compared with false/true. A statement may be part peewee's,
+built for PostgreSQL already (pagination wraps a peewee query in SQL of its
+own): its `%s` parameters stay as they are. A statement without parameters
+(a migration's) is run as it is written.
 """
 
 import contextlib
 import logging
+import re
 import threading
 import time
+from functools import lru_cache
 
 from playhouse.pool import PooledPostgresqlDatabase
 
@@ -54,12 +64,44 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
         if self.storage_failing_since is not None:
             self.writes_work()
 
+    def execute_sql(self, sql, params=None):
+        return super().execute_sql(postgresql_statement(sql) if params else sql, params)
+
     def turn_for(self, sql):
         """No write turns on PostgreSQL (see db.py): nothing to wait for."""
         return _NO_TURN
 
 
 _NO_TURN = contextlib.nullcontext()
+
+# The boolean columns (models' BooleanFields) compared with 0 or 1, a unary
+# + (SQLite's hint not to use a column's index: PostgreSQL has statistics
+# instead), a string literal or a quoted name (kept as they are), a parameter.
+_BOOLEAN_COLUMN = r"(?:is_[a-z_]+|success|auto_create_leads)"
+_SQLITE_FORMS = re.compile(
+    rf"(?P<flag>(?:\w+\.)?\"?{_BOOLEAN_COLUMN}\"?\s*=\s*)(?P<bit>[01])\b"
+    r"|(?P<hint>(?<=[\s(])\+(?=\"))"
+    r"|(?P<literal>'(?:[^']|'')*')|\"(?:[^\"]|\"\")*\"|(?P<parameter>\?|%s)|(?P<percent>%)"
+)
+_TRUTH = {"0": "false", "1": "true"}
+
+
+@lru_cache(maxsize=4096)
+def postgresql_statement(sql):
+    """A statement written for SQLite, as PostgreSQL and psycopg take it."""
+    return _SQLITE_FORMS.sub(_postgresql_form, sql)
+
+
+def _postgresql_form(match):
+    if match["parameter"]:
+        return "%s"
+    if match["bit"]:
+        return match["flag"] + _TRUTH[match["bit"]]
+    if match["hint"]:
+        return ""
+    if match["literal"] or match["percent"]:
+        return match.group().replace("%", "%%")
+    return match.group()
 
 
 def connection_url(url):

@@ -40,7 +40,7 @@ def with_app(overrides=None, migrate=True, creates_database=False, check=None, r
             settings = overrides(**options) if overrides else None
             with _usable_storage():
                 config = _checked_config(config_path, settings, creates_database, check)
-                is_new = not resolve_path(config["DATABASE_PATH"]).is_file()
+                is_new = _is_new_file(config)
                 app = _build_app(config_path, settings)
                 with app.app_context():
                     try:
@@ -107,9 +107,15 @@ def _say_created(path):
     click.echo(f"Created a new, empty database at {path} (no database was there)", err=True)
 
 
+def _is_new_file(config):
+    """Whether the SQLite file is still to be made (a server's database is not)."""
+    return not config["DATABASE_URL"] and not resolve_path(config["DATABASE_PATH"]).is_file()
+
+
 def require_database(config):
+    """A SQLite file must be there; a server's database is the server's to tell."""
     path = resolve_path(config["DATABASE_PATH"])
-    if not path.is_file():
+    if not config["DATABASE_URL"] and not path.is_file():
         raise click.ClickException(
             f"no database at {path}: run `agent-platform migrate` first (or pass --config)"
         )

@@ -14,7 +14,9 @@ from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, Text
 from peewee import __exception_wrapper__ as _peewee_errors
 
 from ..db import database
+from ..db_postgresql import postgresql_statement
 from .base import JSONField
+from .dialect import engine
 from .encrypted import EncryptedCharField
 
 
@@ -22,6 +24,8 @@ def execute(sql, *params):
     """`database.execute_sql(sql, params)` without its per-statement debug
     logging and query hooks (the service sets none): a cursor of the
     thread's connection, raising peewee's error types all the same."""
+    if engine.postgresql:
+        sql = postgresql_statement(sql)
     with _peewee_errors, database.turn_for(sql):
         return database.cursor().execute(sql, params)
 

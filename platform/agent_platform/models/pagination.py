@@ -54,16 +54,17 @@ def paginate(query, model, paging):
     page_params = (*params, paging.limit, offset)
     if form is not None:
         page_statement = (
-            f"SELECT {form.expression} FROM ({sql}) {order}",
+            f'SELECT {form.expression} FROM ({sql}) AS "listed" {order}',
             (*form.params, *page_params),
         )
         return _versioned_page(page_statement, counted_sql(model, query.equal), form, paging)
-    items = fastsql.fetch_all(model, f"SELECT * FROM ({sql}) {order}", *page_params)
+    # The subqueries are named: PostgreSQL (before 16) requires it.
+    items = fastsql.fetch_all(model, f'SELECT * FROM ({sql}) AS "listed" {order}', *page_params)
     count = len(items)
     if 0 < count < paging.limit or (not count and offset == 0):
         # The last page (or no rows at all) tells the total without counting.
         return Page(items, paging, offset + count)
-    return Page(items, paging, fastsql.scalar(f"SELECT COUNT(*) FROM ({sql})", *params))
+    return Page(items, paging, fastsql.scalar(f'SELECT COUNT(*) FROM ({sql}) AS "listed"', *params))
 
 
 def _versioned_page(page_statement, counts, form, paging):

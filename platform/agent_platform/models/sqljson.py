@@ -16,6 +16,9 @@ quoted by json_quote, stored JSON documents as they are; a column declared
 NOT NULL skips the test for NULL. Values the same for every row of a page
 (a company id) are written as JSON here and bound as parameters. A test
 compares both renderings.
+
+On PostgreSQL the same object is written by format() (its %s is printf's),
+with PostgreSQL's functions for each value (_POSTGRESQL_WRITERS).
 """
 
 import json
@@ -24,6 +27,7 @@ from functools import cache
 from peewee import BooleanField, CharField, ForeignKeyField, IntegerField, TextField
 
 from .base import JSONField, UtcDateTimeField
+from .dialect import engine
 
 
 def _time(column, nullable):
@@ -67,10 +71,36 @@ _WRITERS = (
 )
 
 
-def _value(field):
+def _pg_time(column, nullable):
+    iso = f"""to_char({column}, 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
+    return "%s", f"""coalesce('"' || {iso} || '"', 'null')"""
+
+
+def _pg_boolean(column, nullable):
+    return _boolean(column, nullable=True)  # CASE: iif() is SQLite's
+
+
+def _pg_integer(column, nullable):
+    return "%s", f"coalesce({column}::text, 'null')"
+
+
+def _pg_text(column, nullable):
+    return "%s", f"coalesce(to_json({column})::text, 'null')"
+
+
+_POSTGRESQL_WRITERS = (
+    (JSONField, _document),
+    (UtcDateTimeField, _pg_time),
+    (BooleanField, _pg_boolean),
+    (IntegerField, _pg_integer),
+    ((CharField, TextField), _pg_text),
+)
+
+
+def _value(field, postgresql):
     """The printf conversion and the argument that write the field's value."""
     stored = field.rel_field if isinstance(field, ForeignKeyField) else field
-    for kinds, write in _WRITERS:
+    for kinds, write in _POSTGRESQL_WRITERS if postgresql else _WRITERS:
         if isinstance(stored, kinds):
             return write(f'"{field.column_name}"', field.null)
     raise TypeError(f"{type(stored).__name__} {field.name} has no JSON form in SQL")
@@ -90,7 +120,9 @@ class JsonForm:
     value given in `constants` (the same for every row)."""
 
     def __init__(self, model, names, **constants):
-        self.expression = _object_expression(model, tuple(names), tuple(sorted(constants)))
+        self.expression = _object_expression(
+            model, tuple(names), tuple(sorted(constants)), engine.postgresql
+        )
         self.params = [json.dumps(constants[name]) for name in names if name in constants]
 
     @staticmethod
@@ -100,13 +132,17 @@ class JsonForm:
 
 
 @cache
-def _object_expression(model, names, constant_names):
+def _object_expression(model, names, constant_names, postgresql):
     fields = model._meta.fields
     members, arguments = [], []
     for name in names:
         if not name.isidentifier():
             raise ValueError(f"{name!r} cannot be written as a JSON key here")
-        conversion, argument = ("%s", "?") if name in constant_names else _value(fields[name])
+        if name in constant_names:
+            conversion, argument = "%s", "?"
+        else:
+            conversion, argument = _value(fields[name], postgresql)
         members.append(f'"{name}":{conversion}')
         arguments.append(argument)
-    return f"printf('{{{','.join(members)}}}', {', '.join(arguments)})"
+    function = "format" if postgresql else "printf"
+    return f"{function}('{{{','.join(members)}}}', {', '.join(arguments)})"

@@ -1,13 +1,11 @@
 """Contacts: E.164 phones, unique phone and e-mail, custom field values checked
 against the workspace's definitions, identities on each network."""
 
-from peewee import SQL, NodeList, fn
-
 from ..channels import adapters
 from ..db import folded, transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
-from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql
+from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql, jsonquery
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from . import formats, scoring
@@ -76,27 +74,19 @@ def _contacts_on_channel(workspace_id, channel_id):
 
 def custom_field_condition(workspace_id, name, raw):
     field = _field_named(workspace_id, name, f"custom_field.{name}", writing=False)
-    path = f'$."{field.id}"'
     if field.field_type == "multiselect":
-        return NodeList(
-            (
-                SQL("EXISTS (SELECT 1 FROM json_each("),
-                Contact.custom_fields,
-                SQL(", ?) WHERE value = ?)", [path, raw]),
-            ),
-            glue="",
-        )
-    value = fn.json_extract(Contact.custom_fields, path)
+        return jsonquery.array_holds(Contact.custom_fields, field.id, raw)
     if field.field_type == "number":
         try:
-            return value == float(raw)
+            number = float(raw)
         except ValueError:
             raise ValidationError(f"custom_field.{name}", "must be a number") from None
+        return jsonquery.member_equals(Contact.custom_fields, field.id, number)
     if field.field_type == "boolean":
         if raw.lower() not in ("true", "false"):
             raise ValidationError(f"custom_field.{name}", "must be true or false")
-        return value == (1 if raw.lower() == "true" else 0)
-    return value == raw
+        return jsonquery.member_equals(Contact.custom_fields, field.id, raw.lower() == "true")
+    return jsonquery.member_equals(Contact.custom_fields, field.id, raw)
 
 
 def create_contact(workspace_id, values, now=None):

@@ -1,11 +1,11 @@
 """Interactions: the conversations seen as the team's work items. One
 query with combinable filters, and closing (one, or many at once)."""
 
-from peewee import SQL, NodeList, fn
+from peewee import SQL, fn
 
 from ..db import transaction
 from ..errors import ValidationError
-from ..models import Channel, Contact, Conversation, CustomField, Lead, Message
+from ..models import Channel, Contact, Conversation, CustomField, Lead, Message, jsonquery
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import Page, paginate
 from . import contacts, conversations, formats
@@ -60,18 +60,8 @@ def _tags(workspace_id, tags):
         return SQL("0")  # no contact is tagged yet
     tagged = Contact.select(Contact.id).where(Contact.workspace == workspace_id)
     for tag in tags:
-        tagged = tagged.where(_contains(Contact.custom_fields, f'$."{field.id}"', tag))
+        tagged = tagged.where(jsonquery.array_holds(Contact.custom_fields, field.id, tag))
     return Conversation.contact.in_(tagged)
-
-
-def _contains(column, path, value):
-    """The JSON array at `path` in `column` holds `value`."""
-    parts = (
-        SQL("EXISTS (SELECT 1 FROM json_each("),
-        column,
-        SQL(", ?) WHERE value = ?)", [path, value]),
-    )
-    return NodeList(parts, glue="")
 
 
 def _custom_fields(workspace_id, wanted):
