@@ -231,6 +231,10 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         finally:
             self.write_turns.end(self._state.conn)
 
+    def connection_in_transaction(self):
+        """Whether the thread's connection is inside a transaction."""
+        return self.connection().in_transaction
+
     def execute_sql(self, sql, params=None):
         with self.turn_for(sql):
             return super().execute_sql(sql, params)

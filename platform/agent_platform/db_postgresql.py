@@ -1,15 +1,18 @@
 """The database on a PostgreSQL server (`database.url = "postgresql://…"`).
 
-Needs psycopg 3 (the `postgresql` extra). Under `serve`'s gevent worker the
-process is monkey-patched before the first connection, and psycopg 3 then
-waits on its sockets through gevent, as any other network client.
+Needs psycopg 3 (the `postgresql` extra). psycopg chooses how it waits on
+the server when it is imported (peewee imports it): through gevent only if
+gevent has patched `select` by then, else in C, which would stop every
+greenlet of `serve`'s worker while one waits. (Not yet checked under serve,
+whose master imports the package before forking the worker: issue 42.)
 
 What db.py does for SQLite has no work here: PostgreSQL locks rows, not the
 database, so writers need no turns; a transaction starts with a plain BEGIN
 whatever SQLite lock type a caller names (READ COMMITTED, the server's
-default). A storage incident (storage.py) is told once when it starts and
-once when a write commits again; no connection is spent by it, as a server
-connection does not turn read-only.
+default); SQLite's DEFERRED, a read that must see one snapshot throughout
+(models/pagination.py), is REPEATABLE READ. A storage incident (storage.py)
+is told once when it starts and once when a write commits again; no
+connection is spent by it, as a server connection does not turn read-only.
 
 Statements written by hand for SQLite, with `?` parameters, run here in
 PostgreSQL's form (postgresql_statement): `%s` parameters, each other `%`
@@ -27,6 +30,7 @@ import threading
 import time
 from functools import lru_cache
 
+from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
 
 log = logging.getLogger("agent_platform.db")
@@ -56,8 +60,17 @@ class _IncidentLog:
 
 class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
     def begin(self, lock_type=None):
-        # SQLite's lock types (IMMEDIATE, DEFERRED) name no isolation level.
-        super().begin()
+        # SQLite's lock types name no isolation level (see the docstring).
+        if lock_type == "DEFERRED":
+            with __exception_wrapper__:
+                self.cursor().execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        else:
+            super().begin()
+
+    def connection_in_transaction(self):
+        """Whether the thread's connection is inside a transaction."""
+        adapter = self._adapter
+        return adapter.txn_status(self.connection()) != adapter.txn_idle
 
     def commit(self):
         super().commit()

@@ -47,5 +47,11 @@ def counted_sql(model, equal):
     params = [model._meta.table_name, equal["workspace"]]
     if subset_column in equal:
         sql += ' AND "subset" = ?'
-        params.append(equal[subset_column])
+        params.append(_subset(equal[subset_column]))
     return sql, params
+
+
+def _subset(value):
+    """A subset's stored value: the triggers store a boolean column's as 0
+    or 1 (PostgreSQL compares a boolean with no integer)."""
+    return int(value) if isinstance(value, bool) else value

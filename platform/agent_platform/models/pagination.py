@@ -79,21 +79,28 @@ def _versioned_page(page_statement, counts, form, paging):
     change made by any process or the CLI is seen at once.
     """
     (page_sql, page_params), (counts_sql, counts_params) = page_statement, counts
-    if database.connection().in_transaction:
+    if database.connection_in_transaction():
         # It may see changes of its own that are rolled back later, and the
         # version they moved to would then be reached again by other rows.
-        total = fastsql.execute(counts_sql, *counts_params).fetchone()[0]
+        total = _counts(counts_sql, counts_params)[0]
         return Page(form.read(fastsql.execute(page_sql, *page_params).fetchall()), paging, total)
     # The database file is part of the key: the versions of two files can meet.
     key = (database.database, page_sql, page_params)
-    total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
+    total, version = _counts(counts_sql, counts_params)
     items = RENDERED_PAGES.get(key, version)
     if items is None:
         with database.atomic("DEFERRED"):
-            total, version = fastsql.execute(counts_sql, *counts_params).fetchone()
+            total, version = _counts(counts_sql, counts_params)
             items = form.read(fastsql.execute(page_sql, *page_params).fetchall())
         RENDERED_PAGES.keep(key, version, items)
     return Page(items, paging, total)
+
+
+def _counts(sql, params):
+    """(total, version) from row_count: integers (PostgreSQL sums a BIGINT
+    column as a NUMERIC, which psycopg reads as a Decimal)."""
+    total, version = fastsql.execute(sql, *params).fetchone()
+    return int(total), int(version)
 
 
 class RenderedPages:

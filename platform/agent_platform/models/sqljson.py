@@ -138,8 +138,8 @@ def _object_expression(model, names, constant_names, postgresql):
     for name in names:
         if not name.isidentifier():
             raise ValueError(f"{name!r} cannot be written as a JSON key here")
-        if name in constant_names:
-            conversion, argument = "%s", "?"
+        if name in constant_names:  # typed: PostgreSQL's format() takes "any"
+            conversion, argument = "%s", "?::text" if postgresql else "?"
         else:
             conversion, argument = _value(fields[name], postgresql)
         members.append(f'"{name}":{conversion}')

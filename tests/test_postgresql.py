@@ -1,0 +1,85 @@
+"""database.url runs the service on PostgreSQL (a throwaway server of the
+session's, tests/pg_server.py), whatever engine the rest of the suite uses;
+SQLite stays the default."""
+
+import psycopg
+import pytest
+
+from agent_platform import create_app
+from agent_platform.db import database, is_postgresql
+from agent_platform.db_postgresql import postgresql_statement
+from agent_platform.migrate import apply_migrations
+from agent_platform.services import keys
+from conftest import OFFLINE, new_postgres_database
+
+
+@pytest.fixture
+def pg_app(postgres_server, tmp_path):
+    url = new_postgres_database(postgres_server)
+    settings = {**OFFLINE, "DATABASE_URL": url, "DATABASE_PATH": str(tmp_path / "unused.db")}
+    app = create_app(settings)
+    with app.app_context():
+        apply_migrations()
+        yield app
+    database.close()
+    database.close_all()
+
+
+def test_an_app_with_a_database_url_keeps_its_rows_on_the_server(pg_app, tmp_path):
+    assert is_postgresql()
+    workspace_id = keys.create_workspace("Workspace").id
+    _, raw_key = keys.create_key(workspace_id, "admin", keys.all_scopes())
+    client = pg_app.test_client()
+    made = client.post("/v1/agents", json={"name": "Ada"}, headers={"x-api-key": raw_key})
+    assert made.status_code == 201, made.get_data(as_text=True)
+    listed = client.get("/v1/agents", headers={"x-api-key": raw_key}).get_json()
+    assert [agent["name"] for agent in listed["data"]] == ["Ada"]
+    with psycopg.connect(pg_app.config["DATABASE_URL"]) as connection:
+        row = connection.execute(
+            'SELECT "name", "is_active" FROM "agent" WHERE "workspace_id" = %s', (workspace_id,)
+        ).fetchone()
+    assert row == ("Ada", True)
+    assert not (tmp_path / "unused.db").exists()  # database.path is not used
+
+
+def test_sqlite_stays_the_default(tmp_path):
+    app = create_app({**OFFLINE, "DATABASE_PATH": str(tmp_path / "default.db")})
+    with app.app_context():
+        assert not is_postgresql()
+        assert app.config["DATABASE_URL"] is None
+    database.close_all()
+    assert (tmp_path / "default.db").is_file()
+
+
+@pytest.mark.parametrize(
+    "sqlite, postgresql",
+    [
+        (
+            'SELECT * FROM "t" WHERE "a" = ? AND b = ?',
+            'SELECT * FROM "t" WHERE "a" = %s AND b = %s',
+        ),
+        # Booleans: 0/1 on SQLite, false/true on PostgreSQL.
+        (
+            'WHERE "is_active" = 1 AND w.is_archived = 0',
+            'WHERE "is_active" = true AND w.is_archived = false',
+        ),
+        ('WHERE "success" = 1 AND "count" = 1', 'WHERE "success" = true AND "count" = 1'),
+        # A % of the text is psycopg's escape; a ? in a string is no parameter.
+        (
+            "SELECT printf('%s', x) WHERE y LIKE '?%' AND z % 2 = ?",
+            "SELECT printf('%%s', x) WHERE y LIKE '?%%' AND z %% 2 = %s",
+        ),
+        # peewee's own parameters, in a statement built for PostgreSQL, stay.
+        (
+            'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT ?',
+            'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT %s',
+        ),
+        # SQLite's hint not to use an index; arithmetic keeps its +.
+        (
+            'WHERE "a" = ? AND +"b" = ? AND "rows" + 1 > 0',
+            'WHERE "a" = %s AND "b" = %s AND "rows" + 1 > 0',
+        ),
+    ],
+)
+def test_statements_written_for_sqlite_run_in_postgresql_form(sqlite, postgresql):
+    assert postgresql_statement(sqlite) == postgresql
