@@ -83,3 +83,10 @@ def test_sqlite_stays_the_default(tmp_path):
 )
 def test_statements_written_for_sqlite_run_in_postgresql_form(sqlite, postgresql):
     assert postgresql_statement(sqlite) == postgresql
+
+
+def test_a_statement_without_parameters_keeps_its_percent_signs():
+    sqlite = "SELECT id FROM webhook WHERE is_active = 1 AND name LIKE 'a%' AND n % 2 = 0"
+    assert postgresql_statement(sqlite, parameters=False) == (
+        "SELECT id FROM webhook WHERE is_active = true AND name LIKE 'a%' AND n % 2 = 0"
+    )

@@ -2,38 +2,43 @@
 -- outbox, and the first columns of agents, channels, contacts and conversations
 -- (later migrations add to those).
 
+-- PostgreSQL's form of migrations/0001_foundation.sql (see migrate.py).
+-- SQLite's VARCHAR(n) bounds nothing: its columns are TEXT here, so a value
+-- SQLite stores (an encrypted secret longer than its column's n) is stored
+-- here too; lengths are the service's to check, on both engines.
+
 -- Names unique whatever their case (SQLite: the collation UNICODE_NOCASE of
 -- db.py, which folds case fully): ICU's root locale at secondary strength,
 -- where case differs only at the third. Unquoted, as peewee writes it.
 CREATE COLLATION unicode_nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
 CREATE TABLE "company" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "name" VARCHAR(200) NOT NULL
+    "name" TEXT NOT NULL
 );
 CREATE TABLE "workspace" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "company_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
+    "company_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
     FOREIGN KEY ("company_id") REFERENCES "company" ("id") ON DELETE CASCADE
 );
 CREATE INDEX "workspace_company_id" ON "workspace" ("company_id");
 CREATE TABLE "agent" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
     "description" TEXT NOT NULL,
     "is_active" BOOLEAN NOT NULL,
     "is_default" BOOLEAN NOT NULL,
-    "workflow_type" VARCHAR(50) NOT NULL,
-    "language" VARCHAR(35) NOT NULL,
-    "tone" VARCHAR(50) NOT NULL,
+    "workflow_type" TEXT NOT NULL,
+    "language" TEXT NOT NULL,
+    "tone" TEXT NOT NULL,
     "personality" TEXT NOT NULL,
     "greeting_message" TEXT NOT NULL,
     "custom_instructions" TEXT NOT NULL,
@@ -44,13 +49,13 @@ CREATE TABLE "agent" (
 );
 CREATE INDEX "agent_workspace_id" ON "agent" ("workspace_id");
 CREATE TABLE "api_key" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
-    "lookup_id" VARCHAR(32) NOT NULL,
-    "key_hash" VARCHAR(64) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "lookup_id" TEXT NOT NULL,
+    "key_hash" TEXT NOT NULL,
     "scopes" TEXT NOT NULL,
     "last_used_at" TIMESTAMP,
     "revoked_at" TIMESTAMP,
@@ -59,13 +64,13 @@ CREATE TABLE "api_key" (
 CREATE INDEX "api_key_workspace_id" ON "api_key" ("workspace_id");
 CREATE UNIQUE INDEX "api_key_lookup_id" ON "api_key" ("lookup_id");
 CREATE TABLE "channel" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "agent_id" VARCHAR(36),
-    "name" VARCHAR(200) NOT NULL,
-    "type" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "agent_id" TEXT,
+    "name" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
     "is_active" BOOLEAN NOT NULL,
     "settings" TEXT NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,
@@ -74,26 +79,26 @@ CREATE TABLE "channel" (
 CREATE INDEX "channel_workspace_id" ON "channel" ("workspace_id");
 CREATE INDEX "channel_agent_id" ON "channel" ("agent_id");
 CREATE TABLE "contact" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
-    "phone" VARCHAR(20),
-    "email" VARCHAR(254),
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "phone" TEXT,
+    "email" TEXT,
     "custom_fields" TEXT NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
 );
 CREATE INDEX "contact_workspace_id" ON "contact" ("workspace_id");
 CREATE TABLE "conversation" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "contact_id" VARCHAR(36),
-    "channel_id" VARCHAR(36),
-    "agent_id" VARCHAR(36),
-    "status" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "contact_id" TEXT,
+    "channel_id" TEXT,
+    "agent_id" TEXT,
+    "status" TEXT NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE SET NULL,
     FOREIGN KEY ("channel_id") REFERENCES "channel" ("id") ON DELETE SET NULL,
@@ -104,12 +109,12 @@ CREATE INDEX "conversation_contact_id" ON "conversation" ("contact_id");
 CREATE INDEX "conversation_channel_id" ON "conversation" ("channel_id");
 CREATE INDEX "conversation_agent_id" ON "conversation" ("agent_id");
 CREATE TABLE "custom_field" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(100) NOT NULL,
-    "field_type" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "field_type" TEXT NOT NULL,
     "options" TEXT NOT NULL,
     "is_required" BOOLEAN NOT NULL,
     "display_order" BIGINT NOT NULL,
@@ -119,9 +124,9 @@ CREATE TABLE "custom_field" (
 CREATE INDEX "custom_field_workspace_id" ON "custom_field" ("workspace_id");
 CREATE INDEX "custom_field_workspace_id_is_archived_created_at" ON "custom_field" ("workspace_id", "is_archived", "created_at");
 CREATE TABLE "event" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(64) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
     "data" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
@@ -129,6 +134,6 @@ CREATE TABLE "event" (
 CREATE INDEX "event_workspace_id" ON "event" ("workspace_id");
 CREATE INDEX "event_workspace_id_created_at" ON "event" ("workspace_id", "created_at");
 CREATE TABLE "runtime_flag" (
-    "id" VARCHAR(100) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "is_enabled" BOOLEAN NOT NULL
 );

@@ -4,20 +4,20 @@
 -- At most one live default agent per workspace (deleted agents are soft-deleted).
 CREATE UNIQUE INDEX "agent_one_default_per_workspace" ON "agent" ("workspace_id") WHERE ("is_default" AND ("deleted_at" IS NULL));
 CREATE TABLE "training" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "agent_id" VARCHAR(36) NOT NULL,
-    "type" VARCHAR(20) NOT NULL,
-    "status" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "agent_id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
     "failure_reason" TEXT,
     "title" TEXT NOT NULL,
     "content" TEXT NOT NULL,
     "question" TEXT NOT NULL,
     "answer" TEXT NOT NULL,
     "url" TEXT,
-    "filename" VARCHAR(255),
+    "filename" TEXT,
     "search_rowid" BIGINT NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("agent_id") REFERENCES "agent" ("id") ON DELETE CASCADE
@@ -26,13 +26,13 @@ CREATE INDEX "training_workspace_id" ON "training" ("workspace_id");
 CREATE UNIQUE INDEX "training_search_rowid" ON "training" ("search_rowid");
 CREATE INDEX "training_agent_id_created_at" ON "training" ("agent_id", "created_at");
 CREATE TABLE "mcp_server" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
     "url" TEXT NOT NULL,
-    "transport" VARCHAR(30) NOT NULL,
+    "transport" TEXT NOT NULL,
     "headers" TEXT NOT NULL,
     "is_active" BOOLEAN NOT NULL,
     "server_info" TEXT,
@@ -43,11 +43,11 @@ CREATE TABLE "mcp_server" (
 );
 CREATE INDEX "mcp_server_workspace_id" ON "mcp_server" ("workspace_id");
 CREATE TABLE "mcp_tool" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "server_id" VARCHAR(36) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
+    "server_id" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
     "description" TEXT NOT NULL,
     "input_schema" TEXT NOT NULL,
     FOREIGN KEY ("server_id") REFERENCES "mcp_server" ("id") ON DELETE CASCADE
@@ -55,9 +55,9 @@ CREATE TABLE "mcp_tool" (
 CREATE INDEX "mcp_tool_server_id" ON "mcp_tool" ("server_id");
 CREATE UNIQUE INDEX "mcp_tool_server_id_name" ON "mcp_tool" ("server_id", "name");
 CREATE TABLE "agent_tool" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "agent_id" VARCHAR(36) NOT NULL,
-    "tool_id" VARCHAR(36) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "agent_id" TEXT NOT NULL,
+    "tool_id" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("agent_id") REFERENCES "agent" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("tool_id") REFERENCES "mcp_tool" ("id") ON DELETE CASCADE
@@ -65,10 +65,10 @@ CREATE TABLE "agent_tool" (
 CREATE INDEX "agent_tool_tool_id" ON "agent_tool" ("tool_id");
 CREATE UNIQUE INDEX "agent_tool_agent_id_tool_id" ON "agent_tool" ("agent_id", "tool_id");
 CREATE TABLE "credit_usage" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "agent_id" VARCHAR(36) NOT NULL,
-    "conversation_id" VARCHAR(36),
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspace_id" TEXT NOT NULL,
+    "agent_id" TEXT NOT NULL,
+    "conversation_id" TEXT,
     "credits" DOUBLE PRECISION NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,
@@ -79,11 +79,11 @@ CREATE INDEX "credit_usage_conversation_id" ON "credit_usage" ("conversation_id"
 CREATE INDEX "credit_usage_agent_id_created_at" ON "credit_usage" ("agent_id", "created_at");
 CREATE INDEX "credit_usage_workspace_id_created_at" ON "credit_usage" ("workspace_id", "created_at");
 CREATE TABLE "context_entry" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "agent_id" VARCHAR(36) NOT NULL,
-    "conversation_id" VARCHAR(36) NOT NULL,
-    "role" VARCHAR(20) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspace_id" TEXT NOT NULL,
+    "agent_id" TEXT NOT NULL,
+    "conversation_id" TEXT NOT NULL,
+    "role" TEXT NOT NULL,
     "content" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,

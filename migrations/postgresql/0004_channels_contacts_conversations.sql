@@ -11,12 +11,12 @@ CREATE UNIQUE INDEX "contact_workspace_id_email" ON "contact" ("workspace_id", "
 CREATE INDEX "contact_workspace_id_created_at" ON "contact" ("workspace_id", "created_at");
 
 CREATE TABLE "contact_identity" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "contact_id" VARCHAR(36) NOT NULL,
-    "type" VARCHAR(20) NOT NULL,
-    "external_id" VARCHAR(254) NOT NULL,
-    "channel_id" VARCHAR(36),
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspace_id" TEXT NOT NULL,
+    "contact_id" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
+    "external_id" TEXT NOT NULL,
+    "channel_id" TEXT,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE CASCADE,
@@ -28,7 +28,7 @@ CREATE UNIQUE INDEX "contact_identity_workspace_id_type_external_id"
     ON "contact_identity" ("workspace_id", "type", "external_id");
 
 -- Conversations: state, assignment, activity; indexes for the listings.
-ALTER TABLE "conversation" ADD COLUMN "assigned_to" VARCHAR(200);
+ALTER TABLE "conversation" ADD COLUMN "assigned_to" TEXT;
 ALTER TABLE "conversation" ADD COLUMN "last_message_at" TIMESTAMP;
 ALTER TABLE "conversation" ADD COLUMN "message_count" BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE "conversation" ADD COLUMN "handoff_started_at" TIMESTAMP;
@@ -41,22 +41,22 @@ CREATE INDEX "conversation_workspace_id_status_updated_at_id"
     ON "conversation" ("workspace_id", "status", "updated_at", "id");
 
 CREATE TABLE "message" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "conversation_id" VARCHAR(36) NOT NULL,
-    "channel_id" VARCHAR(36),
-    "contact_id" VARCHAR(36),
-    "direction" VARCHAR(10) NOT NULL,
-    "sender_type" VARCHAR(10) NOT NULL,
-    "type" VARCHAR(20) NOT NULL,
+    "conversation_id" TEXT NOT NULL,
+    "channel_id" TEXT,
+    "contact_id" TEXT,
+    "direction" TEXT NOT NULL,
+    "sender_type" TEXT NOT NULL,
+    "type" TEXT NOT NULL,
     "text" TEXT,
     "caption" TEXT,
     "media_url" TEXT,
-    "media_mime_type" VARCHAR(100),
-    "external_id" VARCHAR(200),
-    "reply_to_id" VARCHAR(36),
-    "status" VARCHAR(20) NOT NULL,
+    "media_mime_type" TEXT,
+    "external_id" TEXT,
+    "reply_to_id" TEXT,
+    "status" TEXT NOT NULL,
     "error" TEXT,
     "metadata" TEXT NOT NULL,
     "edit_history" TEXT NOT NULL,
@@ -80,11 +80,11 @@ CREATE UNIQUE INDEX "message_channel_id_external_id" ON "message" ("channel_id",
 CREATE INDEX "message_queued" ON "message" ("created_at") WHERE ("status" = 'queued');
 
 CREATE TABLE "idempotency_key" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "key" VARCHAR(255) NOT NULL,
-    "fingerprint" VARCHAR(64) NOT NULL,
-    "resource_id" VARCHAR(36) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "workspace_id" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "fingerprint" TEXT NOT NULL,
+    "resource_id" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     "expires_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE

@@ -2,17 +2,17 @@
 -- (created with the event), and every attempt made to deliver it.
 
 CREATE TABLE "webhook" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "url" VARCHAR(2048) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "url" TEXT NOT NULL,
     "events" TEXT NOT NULL,
     "description" TEXT NOT NULL,
     "is_active" BOOLEAN NOT NULL,
-    "status" VARCHAR(20) NOT NULL,
-    "secret" VARCHAR(100) NOT NULL,
-    "previous_secret" VARCHAR(100),
+    "status" TEXT NOT NULL,
+    "secret" TEXT NOT NULL,
+    "previous_secret" TEXT,
     "previous_secret_expires_at" TIMESTAMP,
     "consecutive_failures" BIGINT NOT NULL,
     "last_success_at" TIMESTAMP,
@@ -23,19 +23,19 @@ CREATE INDEX "webhook_workspace_id" ON "webhook" ("workspace_id");
 CREATE UNIQUE INDEX "webhook_workspace_id_url" ON "webhook" ("workspace_id", "url");
 
 CREATE TABLE "delivery" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "webhook_id" VARCHAR(36) NOT NULL,
-    "event_id" VARCHAR(36) NOT NULL,
-    "event" VARCHAR(64) NOT NULL,
+    "webhook_id" TEXT NOT NULL,
+    "event_id" TEXT NOT NULL,
+    "event" TEXT NOT NULL,
     "body" TEXT NOT NULL,
-    "status" VARCHAR(20) NOT NULL,
+    "status" TEXT NOT NULL,
     "attempt_count" BIGINT NOT NULL,
     "round_start" BIGINT NOT NULL,
     "next_attempt_at" TIMESTAMP,
     "lease_until" TIMESTAMP,
-    "claim_token" VARCHAR(36),
+    "claim_token" TEXT,
     "completed_at" TIMESTAMP,
     FOREIGN KEY ("webhook_id") REFERENCES "webhook" ("id") ON DELETE CASCADE
 );
@@ -46,8 +46,8 @@ CREATE INDEX "delivery_lease_until" ON "delivery" ("lease_until");
 CREATE INDEX "delivery_created_at" ON "delivery" ("created_at");
 
 CREATE TABLE "delivery_attempt" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "delivery_id" VARCHAR(36) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "delivery_id" TEXT NOT NULL,
     "number" BIGINT NOT NULL,
     "attempted_at" TIMESTAMP NOT NULL,
     "success" BOOLEAN NOT NULL,

@@ -4,9 +4,9 @@
 -- answered (media downloads, read receipts).
 
 CREATE TABLE "channel_event" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "channel_id" VARCHAR(36) NOT NULL,
-    "kind" VARCHAR(64) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "channel_id" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
     "is_error" BOOLEAN NOT NULL,
     "payload" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
@@ -16,10 +16,10 @@ CREATE INDEX "channel_event_channel_id_created_at_id"
     ON "channel_event" ("channel_id", "created_at", "id");
 
 CREATE TABLE "channel_task" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "channel_id" VARCHAR(36) NOT NULL,
-    "message_id" VARCHAR(36) NOT NULL,
-    "kind" VARCHAR(20) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "channel_id" TEXT NOT NULL,
+    "message_id" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
     "payload" TEXT NOT NULL,
     "attempts" BIGINT NOT NULL,
     "due_at" TIMESTAMP NOT NULL,

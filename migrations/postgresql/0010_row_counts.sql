@@ -2,7 +2,7 @@
 -- walks every index entry of the workspace (models/counts.py). Custom fields
 -- are counted per workspace and per is_archived.
 
-CREATE TABLE IF NOT EXISTS "row_count" ("table_name" VARCHAR(255) NOT NULL, "workspace_id" VARCHAR(36) NOT NULL, "subset" BIGINT NOT NULL, "rows" BIGINT NOT NULL, PRIMARY KEY ("table_name", "workspace_id", "subset"), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS "row_count" ("table_name" TEXT NOT NULL, "workspace_id" TEXT NOT NULL, "subset" BIGINT NOT NULL, "rows" BIGINT NOT NULL, PRIMARY KEY ("table_name", "workspace_id", "subset"), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
 CREATE INDEX IF NOT EXISTS "row_count_workspace_id" ON "row_count" ("workspace_id");
 
 -- (The SQLite migration counted the rows already there: no PostgreSQL

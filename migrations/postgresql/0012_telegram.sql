@@ -2,8 +2,8 @@
 -- redelivered updates, and the getUpdates offset of long polling).
 
 CREATE TABLE "telegram_update" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "channel_id" VARCHAR(36) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "channel_id" TEXT NOT NULL,
     "update_id" BIGINT NOT NULL,
     "received_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("channel_id") REFERENCES "channel" ("id") ON DELETE CASCADE

@@ -3,7 +3,7 @@
 -- repeats a mail.
 
 CREATE TABLE "email_mailbox" (
-    "channel_id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "channel_id" TEXT NOT NULL PRIMARY KEY,
     "uidvalidity" BIGINT NOT NULL,
     "last_uid" BIGINT NOT NULL,
     "polled_at" TIMESTAMP NOT NULL,

@@ -2,39 +2,39 @@
 -- settings; the pipeline's columns, its opportunities and their moves.
 -- Money is stored as integer minor units with its ISO 4217 code (money.py).
 
-CREATE TABLE "lead" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" VARCHAR(36) NOT NULL, "contact_id" VARCHAR(36) NOT NULL, "status" VARCHAR(20) NOT NULL, "source" VARCHAR(20) NOT NULL, "owner" VARCHAR(200), "notes" TEXT NOT NULL, "score" BIGINT NOT NULL, "score_reasons" TEXT NOT NULL, "adjustment" BIGINT NOT NULL, "facts" TEXT NOT NULL, "qualified_at" TIMESTAMP, "converted_at" TIMESTAMP, "opportunity_id" VARCHAR(36), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE CASCADE);
+CREATE TABLE "lead" ("id" TEXT NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" TEXT NOT NULL, "contact_id" TEXT NOT NULL, "status" TEXT NOT NULL, "source" TEXT NOT NULL, "owner" TEXT, "notes" TEXT NOT NULL, "score" BIGINT NOT NULL, "score_reasons" TEXT NOT NULL, "adjustment" BIGINT NOT NULL, "facts" TEXT NOT NULL, "qualified_at" TIMESTAMP, "converted_at" TIMESTAMP, "opportunity_id" TEXT, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE CASCADE);
 CREATE INDEX "lead_contact_id" ON "lead" ("contact_id");
 CREATE UNIQUE INDEX "lead_workspace_id_contact_id" ON "lead" ("workspace_id", "contact_id");
 CREATE INDEX "lead_workspace_id_created_at_id" ON "lead" ("workspace_id", "created_at", "id");
 CREATE INDEX "lead_workspace_id_status_created_at_id" ON "lead" ("workspace_id", "status", "created_at", "id");
 CREATE INDEX "lead_workspace_id_score_id" ON "lead" ("workspace_id", "score", "id");
 
-CREATE TABLE "lead_adjustment" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "lead_id" VARCHAR(36) NOT NULL, "points" BIGINT NOT NULL, "reason" TEXT NOT NULL, "actor" VARCHAR(200) NOT NULL, "created_at" TIMESTAMP NOT NULL, FOREIGN KEY ("lead_id") REFERENCES "lead" ("id") ON DELETE CASCADE);
+CREATE TABLE "lead_adjustment" ("id" TEXT NOT NULL PRIMARY KEY, "lead_id" TEXT NOT NULL, "points" BIGINT NOT NULL, "reason" TEXT NOT NULL, "actor" TEXT NOT NULL, "created_at" TIMESTAMP NOT NULL, FOREIGN KEY ("lead_id") REFERENCES "lead" ("id") ON DELETE CASCADE);
 CREATE INDEX "lead_adjustment_lead_id" ON "lead_adjustment" ("lead_id");
 
-CREATE TABLE "scoring_rule" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" VARCHAR(36) NOT NULL, "name" VARCHAR(100) NOT NULL, "kind" VARCHAR(30) NOT NULL, "points" BIGINT NOT NULL, "params" TEXT NOT NULL, "is_active" BOOLEAN NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
+CREATE TABLE "scoring_rule" ("id" TEXT NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" TEXT NOT NULL, "name" TEXT NOT NULL, "kind" TEXT NOT NULL, "points" BIGINT NOT NULL, "params" TEXT NOT NULL, "is_active" BOOLEAN NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
 CREATE INDEX "scoring_rule_workspace_id_created_at_id" ON "scoring_rule" ("workspace_id", "created_at", "id");
 
-CREATE TABLE "sales_settings" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "workspace_id" VARCHAR(36) NOT NULL, "qualify_threshold" BIGINT, "auto_create_leads" BOOLEAN NOT NULL, "updated_at" TIMESTAMP NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
+CREATE TABLE "sales_settings" ("id" TEXT NOT NULL PRIMARY KEY, "workspace_id" TEXT NOT NULL, "qualify_threshold" BIGINT, "auto_create_leads" BOOLEAN NOT NULL, "updated_at" TIMESTAMP NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
 CREATE UNIQUE INDEX "sales_settings_workspace_id" ON "sales_settings" ("workspace_id");
 
-CREATE TABLE "pipeline_column" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" VARCHAR(36) NOT NULL, "name" VARCHAR(100) NOT NULL, "position" BIGINT NOT NULL, "probability" BIGINT NOT NULL, "kind" VARCHAR(10) NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
+CREATE TABLE "pipeline_column" ("id" TEXT NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" TEXT NOT NULL, "name" TEXT NOT NULL, "position" BIGINT NOT NULL, "probability" BIGINT NOT NULL, "kind" TEXT NOT NULL, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE);
 CREATE INDEX "pipeline_column_workspace_id_position" ON "pipeline_column" ("workspace_id", "position");
 
-CREATE TABLE "opportunity" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" VARCHAR(36) NOT NULL, "title" VARCHAR(200) NOT NULL, "contact_id" VARCHAR(36), "lead_id" VARCHAR(36), "value_minor" BIGINT NOT NULL, "currency" VARCHAR(3) NOT NULL, "column_id" VARCHAR(36) NOT NULL, "owner" VARCHAR(200), "expected_close_date" DATE, "lost_reason" TEXT, "status" VARCHAR(10) NOT NULL, "closed_at" TIMESTAMP, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE SET NULL, FOREIGN KEY ("lead_id") REFERENCES "lead" ("id") ON DELETE SET NULL, FOREIGN KEY ("column_id") REFERENCES "pipeline_column" ("id"));
+CREATE TABLE "opportunity" ("id" TEXT NOT NULL PRIMARY KEY, "created_at" TIMESTAMP NOT NULL, "updated_at" TIMESTAMP NOT NULL, "workspace_id" TEXT NOT NULL, "title" TEXT NOT NULL, "contact_id" TEXT, "lead_id" TEXT, "value_minor" BIGINT NOT NULL, "currency" TEXT NOT NULL, "column_id" TEXT NOT NULL, "owner" TEXT, "expected_close_date" DATE, "lost_reason" TEXT, "status" TEXT NOT NULL, "closed_at" TIMESTAMP, FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("contact_id") REFERENCES "contact" ("id") ON DELETE SET NULL, FOREIGN KEY ("lead_id") REFERENCES "lead" ("id") ON DELETE SET NULL, FOREIGN KEY ("column_id") REFERENCES "pipeline_column" ("id"));
 CREATE INDEX "opportunity_contact_id" ON "opportunity" ("contact_id");
 CREATE INDEX "opportunity_lead_id" ON "opportunity" ("lead_id");
 CREATE INDEX "opportunity_column_id" ON "opportunity" ("column_id");
 CREATE INDEX "opportunity_workspace_id_created_at_id" ON "opportunity" ("workspace_id", "created_at", "id");
 CREATE INDEX "opportunity_workspace_id_updated_at_id" ON "opportunity" ("workspace_id", "updated_at", "id");
 
-CREATE TABLE "opportunity_move" ("id" VARCHAR(36) NOT NULL PRIMARY KEY, "opportunity_id" VARCHAR(36) NOT NULL, "from_column_id" VARCHAR(36), "to_column_id" VARCHAR(36) NOT NULL, "to_column_name" VARCHAR(100) NOT NULL, "actor" VARCHAR(200), "moved_at" TIMESTAMP NOT NULL, FOREIGN KEY ("opportunity_id") REFERENCES "opportunity" ("id") ON DELETE CASCADE);
+CREATE TABLE "opportunity_move" ("id" TEXT NOT NULL PRIMARY KEY, "opportunity_id" TEXT NOT NULL, "from_column_id" TEXT, "to_column_id" TEXT NOT NULL, "to_column_name" TEXT NOT NULL, "actor" TEXT, "moved_at" TIMESTAMP NOT NULL, FOREIGN KEY ("opportunity_id") REFERENCES "opportunity" ("id") ON DELETE CASCADE);
 CREATE INDEX "opportunity_move_opportunity_id_moved_at_id" ON "opportunity_move" ("opportunity_id", "moved_at", "id");
 
 -- The pipeline summary's figures, kept by the triggers below inside the
 -- statement that changes an opportunity (models/opportunities.py,
 -- PipelineTotal): values in two integer halves, never a float.
-CREATE TABLE "pipeline_total" ("workspace_id" VARCHAR(36) NOT NULL, "column_id" VARCHAR(36) NOT NULL, "currency" VARCHAR(3) NOT NULL, "opportunities" BIGINT NOT NULL, "value_high" BIGINT NOT NULL, "value_low" BIGINT NOT NULL, PRIMARY KEY ("workspace_id", "column_id", "currency"), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("column_id") REFERENCES "pipeline_column" ("id") ON DELETE CASCADE);
+CREATE TABLE "pipeline_total" ("workspace_id" TEXT NOT NULL, "column_id" TEXT NOT NULL, "currency" TEXT NOT NULL, "opportunities" BIGINT NOT NULL, "value_high" BIGINT NOT NULL, "value_low" BIGINT NOT NULL, PRIMARY KEY ("workspace_id", "column_id", "currency"), FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE, FOREIGN KEY ("column_id") REFERENCES "pipeline_column" ("id") ON DELETE CASCADE);
 CREATE INDEX "pipeline_total_column_id" ON "pipeline_total" ("column_id");
 
 CREATE FUNCTION "opportunity_total"() RETURNS TRIGGER LANGUAGE plpgsql AS $$
@@ -71,7 +71,7 @@ AFTER UPDATE OF "workspace_id", "column_id", "currency", "value_minor" ON "oppor
 -- column, and a page and its count by channel, status and unread read one
 -- index. A message stored with an earlier time than one already there
 -- (a network's late delivery) does not change it.
-ALTER TABLE "conversation" ADD COLUMN "last_direction" VARCHAR(10);
+ALTER TABLE "conversation" ADD COLUMN "last_direction" TEXT;
 -- (PostgreSQL keeps 63 bytes of a name: SQLite's is one longer.)
 CREATE INDEX "conversation_workspace_id_channel_id_status_last_directi_ad1c1b" ON "conversation" ("workspace_id", "channel_id", "status", "last_direction", "updated_at");
 

@@ -3,22 +3,22 @@
 -- appointments themselves and the reminders done for them.
 
 CREATE TABLE "appointment_settings" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "time_zone" VARCHAR(64) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "time_zone" TEXT NOT NULL,
     "reminder_offsets" TEXT NOT NULL,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
 );
 CREATE UNIQUE INDEX "appointment_settings_workspace_id" ON "appointment_settings" ("workspace_id");
 
 CREATE TABLE "availability" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "agent_id" VARCHAR(36),
+    "workspace_id" TEXT NOT NULL,
+    "agent_id" TEXT,
     "weekly_hours" TEXT NOT NULL,
     "slot_minutes" BIGINT NOT NULL,
     "buffer_minutes" BIGINT NOT NULL,
@@ -29,19 +29,19 @@ CREATE TABLE "availability" (
 CREATE INDEX "availability_workspace_id_agent_id" ON "availability" ("workspace_id", "agent_id");
 
 CREATE TABLE "appointment" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "contact_id" VARCHAR(36) NOT NULL,
-    "conversation_id" VARCHAR(36),
-    "agent_id" VARCHAR(36),
+    "workspace_id" TEXT NOT NULL,
+    "contact_id" TEXT NOT NULL,
+    "conversation_id" TEXT,
+    "agent_id" TEXT,
     "start_at" TIMESTAMP NOT NULL,
     "end_at" TIMESTAMP NOT NULL,
-    "title" VARCHAR(200) NOT NULL,
+    "title" TEXT NOT NULL,
     "notes" TEXT NOT NULL,
     "location" TEXT NOT NULL,
-    "status" VARCHAR(20) NOT NULL,
+    "status" TEXT NOT NULL,
     "reschedule_count" BIGINT NOT NULL,
     "cancel_reason" TEXT,
     "canceled_at" TIMESTAMP,
@@ -60,13 +60,13 @@ CREATE INDEX "appointment_workspace_id_created_at_id" ON "appointment" ("workspa
 CREATE INDEX "appointment_agent_id_start_at" ON "appointment" ("agent_id", "start_at");
 
 CREATE TABLE "appointment_reminder" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "appointment_id" VARCHAR(36) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "appointment_id" TEXT NOT NULL,
     "offset_minutes" BIGINT NOT NULL,
     "start_at" TIMESTAMP NOT NULL,
-    "outcome" VARCHAR(20) NOT NULL,
+    "outcome" TEXT NOT NULL,
     "reason" TEXT,
-    "message_id" VARCHAR(36),
+    "message_id" TEXT,
     "created_at" TIMESTAMP NOT NULL,
     FOREIGN KEY ("appointment_id") REFERENCES "appointment" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("message_id") REFERENCES "message" ("id") ON DELETE SET NULL

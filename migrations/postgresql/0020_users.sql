@@ -4,13 +4,13 @@
 -- single use) and failed sign-ins (the attempt limit survives a restart).
 
 CREATE TABLE "workspace_user" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
+    "id" TEXT NOT NULL PRIMARY KEY,
     "created_at" TIMESTAMP NOT NULL,
     "updated_at" TIMESTAMP NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "email" VARCHAR(254) NOT NULL,
-    "name" VARCHAR(200) NOT NULL,
-    "role" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "email" TEXT NOT NULL,
+    "name" TEXT NOT NULL,
+    "role" TEXT NOT NULL,
     "password_hash" TEXT,
     "is_active" BOOLEAN NOT NULL,
     "last_sign_in_at" TIMESTAMP,
@@ -21,10 +21,10 @@ CREATE UNIQUE INDEX "workspace_user_email" ON "workspace_user" ("email");
 CREATE INDEX "workspace_user_workspace_id_created_at_id" ON "workspace_user" ("workspace_id", "created_at", "id");
 
 CREATE TABLE "user_session" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "user_id" VARCHAR(36) NOT NULL,
-    "token_hash" VARCHAR(64) NOT NULL,
-    "csrf_token" VARCHAR(64) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "user_id" TEXT NOT NULL,
+    "token_hash" TEXT NOT NULL,
+    "csrf_token" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     "last_seen_at" TIMESTAMP NOT NULL,
     "expires_at" TIMESTAMP NOT NULL,
@@ -34,10 +34,10 @@ CREATE INDEX "user_session_user_id" ON "user_session" ("user_id");
 CREATE UNIQUE INDEX "user_session_token_hash" ON "user_session" ("token_hash");
 
 CREATE TABLE "sign_in_link" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "user_id" VARCHAR(36) NOT NULL,
-    "token_hash" VARCHAR(64) NOT NULL,
-    "purpose" VARCHAR(20) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "user_id" TEXT NOT NULL,
+    "token_hash" TEXT NOT NULL,
+    "purpose" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL,
     "expires_at" TIMESTAMP NOT NULL,
     "used_at" TIMESTAMP,
@@ -47,9 +47,9 @@ CREATE INDEX "sign_in_link_user_id" ON "sign_in_link" ("user_id");
 CREATE UNIQUE INDEX "sign_in_link_token_hash" ON "sign_in_link" ("token_hash");
 
 CREATE TABLE "sign_in_failure" (
-    "id" VARCHAR(36) NOT NULL PRIMARY KEY,
-    "kind" VARCHAR(10) NOT NULL,
-    "subject" VARCHAR(254) NOT NULL,
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "kind" TEXT NOT NULL,
+    "subject" TEXT NOT NULL,
     "created_at" TIMESTAMP NOT NULL
 );
 CREATE INDEX "sign_in_failure_kind_subject_created_at" ON "sign_in_failure" ("kind", "subject", "created_at");

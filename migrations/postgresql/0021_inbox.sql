@@ -5,7 +5,7 @@
 -- The workspace user who wrote a human message (NULL: written through the
 -- API, or not a person's). A plain string: users live in their own table,
 -- and a message outlives its author's account.
-ALTER TABLE "message" ADD COLUMN "author_user_id" VARCHAR(200);
+ALTER TABLE "message" ADD COLUMN "author_user_id" TEXT;
 
 -- The key of the message's row in message_fts (see trainings: the implicit
 -- rowid of a table with a text primary key may be renumbered by VACUUM).
@@ -37,11 +37,11 @@ CREATE INDEX "contact_workspace_id_name" ON "contact" ("workspace_id", "name");
 -- Per user and conversation: the time of the newest message when the user
 -- last read it. Unread: the contact's messages after that.
 CREATE TABLE "conversation_reads" (
-    "user_id" VARCHAR(200) NOT NULL,
-    "conversation_id" VARCHAR(36) NOT NULL,
-    "workspace_id" VARCHAR(36) NOT NULL,
+    "user_id" TEXT NOT NULL,
+    "conversation_id" TEXT NOT NULL,
+    "workspace_id" TEXT NOT NULL,
     "last_read_at" TIMESTAMP NOT NULL,
-    "last_read_message_id" VARCHAR(36),
+    "last_read_message_id" TEXT,
     PRIMARY KEY ("user_id", "conversation_id"),
     FOREIGN KEY ("conversation_id") REFERENCES "conversation" ("id") ON DELETE CASCADE,
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE

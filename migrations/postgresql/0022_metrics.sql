@@ -11,10 +11,10 @@
 -- when stored and once more on each change of status (an outbound message
 -- counts under queued, then sent, then delivered...). 'none': no channel.
 CREATE TABLE "message_tally" (
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "channel_type" VARCHAR(20) NOT NULL,
-    "direction" VARCHAR(10) NOT NULL,
-    "status" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "channel_type" TEXT NOT NULL,
+    "direction" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
     "messages" BIGINT NOT NULL,
     PRIMARY KEY ("workspace_id", "channel_type", "direction", "status"),
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
@@ -51,8 +51,8 @@ CREATE TRIGGER "message_tally_status" AFTER UPDATE OF "status" ON "message"
 -- per workspace and channel type: counted by the send job itself
 -- (services/sending.py), in the transaction that records the failure.
 CREATE TABLE "send_error_tally" (
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "channel_type" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "channel_type" TEXT NOT NULL,
     "errors" BIGINT NOT NULL,
     PRIMARY KEY ("workspace_id", "channel_type"),
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
@@ -61,9 +61,9 @@ CREATE TABLE "send_error_tally" (
 -- Webhook deliveries per workspace: each attempt by result ('success',
 -- 'failure'), and each delivery that finished ('succeeded', 'failed').
 CREATE TABLE "delivery_tally" (
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "counted" VARCHAR(10) NOT NULL,
-    "outcome" VARCHAR(20) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "counted" TEXT NOT NULL,
+    "outcome" TEXT NOT NULL,
     "times" BIGINT NOT NULL,
     PRIMARY KEY ("workspace_id", "counted", "outcome"),
     FOREIGN KEY ("workspace_id") REFERENCES "workspace" ("id") ON DELETE CASCADE
@@ -119,8 +119,8 @@ CREATE TRIGGER "delivery_tally_finished" AFTER UPDATE OF "status" ON "delivery"
 -- answers). "le" is the bucket's upper bound as /metrics shows it; each
 -- reply is in one bucket (/metrics adds them up), with the sum of seconds.
 CREATE TABLE "reply_latency_tally" (
-    "workspace_id" VARCHAR(36) NOT NULL,
-    "le" VARCHAR(10) NOT NULL,
+    "workspace_id" TEXT NOT NULL,
+    "le" TEXT NOT NULL,
     "replies" BIGINT NOT NULL,
     "seconds" DOUBLE PRECISION NOT NULL,
     PRIMARY KEY ("workspace_id", "le"),

@@ -19,8 +19,9 @@ PostgreSQL's form (postgresql_statement): `%s` parameters, each other `%`
 doubled (psycopg's), and the boolean columns (INTEGER 0/1 on SQLite,
 BOOLEAN here) compared with false/true. A statement may be part peewee's,
 built for PostgreSQL already (pagination wraps a peewee query in SQL of its
-own): its `%s` parameters stay as they are. A statement without parameters
-(a migration's) is run as it is written.
+own): its `%s` parameters stay as they are. In a statement run without
+parameters, which psycopg sends as it is, only the booleans and the hints
+change (the PostgreSQL migrations have neither).
 """
 
 import contextlib
@@ -78,7 +79,7 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
             self.writes_work()
 
     def execute_sql(self, sql, params=None):
-        return super().execute_sql(postgresql_statement(sql) if params else sql, params)
+        return super().execute_sql(postgresql_statement(sql, bool(params)), params)
 
     def turn_for(self, sql):
         """No write turns on PostgreSQL (see db.py): nothing to wait for."""
@@ -100,20 +101,25 @@ _TRUTH = {"0": "false", "1": "true"}
 
 
 @lru_cache(maxsize=4096)
-def postgresql_statement(sql):
-    """A statement written for SQLite, as PostgreSQL and psycopg take it."""
-    return _SQLITE_FORMS.sub(_postgresql_form, sql)
+def postgresql_statement(sql, parameters=True):
+    """A statement written for SQLite, as PostgreSQL and psycopg take it.
+    One run without `parameters` is sent as it is written: its `%` stay."""
+    return _SQLITE_FORMS.sub(_with_parameters if parameters else _postgresql_form, sql)
+
+
+def _with_parameters(match):
+    if match["parameter"]:
+        return "%s"
+    if match["literal"] or match["percent"]:
+        return match.group().replace("%", "%%")
+    return _postgresql_form(match)
 
 
 def _postgresql_form(match):
-    if match["parameter"]:
-        return "%s"
     if match["bit"]:
         return match["flag"] + _TRUTH[match["bit"]]
     if match["hint"]:
         return ""
-    if match["literal"] or match["percent"]:
-        return match.group().replace("%", "%%")
     return match.group()
 
 
