@@ -301,3 +301,8 @@ def init_database(path, busy_timeout_seconds=10):
 def transaction():
     """A write transaction (BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()
+
+
+def is_postgresql():
+    """Whether the configured database is PostgreSQL (else SQLite)."""
+    return False

@@ -21,6 +21,7 @@ from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
 from .metrics import DeliveryTally, MessageTally, ReplyLatencyTally, SendErrorTally
 from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
+from .rate_limits import RateLimitWindow
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
@@ -85,6 +86,7 @@ ALL_MODELS = [
     SendErrorTally,
     DeliveryTally,
     ReplyLatencyTally,
+    RateLimitWindow,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]
