@@ -16,6 +16,7 @@ from .email import EmailMailbox
 from .events import Event
 from .idempotency import IdempotencyKey
 from .inbox import ConversationRead
+from .jobs import JobTurn
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
@@ -87,6 +88,7 @@ ALL_MODELS = [
     DeliveryTally,
     ReplyLatencyTally,
     RateLimitWindow,
+    JobTurn,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]
