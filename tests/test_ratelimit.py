@@ -2,8 +2,8 @@ import io
 
 import pytest
 
-from agent_platform.api.ratelimit import SlidingWindowLimiter
 from agent_platform.models import ApiKey
+from agent_platform.services.rate_limits import SlidingWindowLimiter
 from conftest import Caller, assert_error
 
 

@@ -130,6 +130,7 @@ def test_the_served_app_answers_sends_and_delivers_by_itself(served, peers):
 
 
 EXPECTED_JOBS = {
+    "agent_platform.services.rate_limits.prune_windows_job": "RATE_LIMIT_WINDOW_SECONDS",
     "agent_platform.services.sending.send_queued_job": "MESSAGES_SEND_POLL_SECONDS",
     "agent_platform.services.messages.purge_idempotency_keys_job": (
         "MESSAGES_IDEMPOTENCY_PURGE_SECONDS"

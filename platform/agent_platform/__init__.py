@@ -10,12 +10,12 @@ def create_app(config=None, config_path=None):
     from . import logs, web
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
-    from .api.ratelimit import ADDRESSES_COUNTED, SlidingWindowLimiter
     from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
     from .events import live
     from .secretbox import configure_from
+    from .services.rate_limits import ADDRESSES_COUNTED, limiter
 
     # Every channel type registers itself, its secret settings and its jobs
     # with it, before any channel is read or the scheduler is built.
@@ -37,9 +37,9 @@ def create_app(config=None, config_path=None):
     # Live keys count against their root key (a bounded set: keys in the
     # database); requests with a bad key against the client's address, of
     # which a caller can make up any number, so those are capped.
-    app.extensions["rate_limiter"] = SlidingWindowLimiter(limit, window)
-    app.extensions["address_rate_limiter"] = SlidingWindowLimiter(
-        limit, window, max_keys=ADDRESSES_COUNTED
+    app.extensions["rate_limiter"] = limiter("api.key", limit, window)
+    app.extensions["address_rate_limiter"] = limiter(
+        "api.address", limit, window, max_keys=ADDRESSES_COUNTED
     )
     # peewee opens the connection lazily, on a request's first query.
     app.teardown_request(lambda exc: end_request())

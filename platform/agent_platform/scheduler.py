@@ -1,17 +1,23 @@
 """Background jobs: APScheduler in the serving process, or alone (`worker`).
 
-Jobs claim their work with leases in the database, so any number of
-processes may run them. Each job runs inside an app context with its own
-database connection, closed when the job ends.
+Jobs that drain queued work (sends, replies, deliveries) claim it with
+leases in the database, so any number of processes may run them. Every
+other job runs once per interval: on PostgreSQL, where several processes
+each run the scheduler, it first takes its turn (models/jobs.py); on SQLite
+one process runs the jobs (instance.py's lock). Each job runs inside an app
+context with its own database connection, closed when the job ends.
 """
 
 import logging
 import threading
+from datetime import timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from . import storage
-from .db import database
+from .db import database, is_postgresql, transaction
+from .models.base import utcnow
+from .models.jobs import JobTurn
 
 log = logging.getLogger("agent_platform.scheduler")
 
@@ -32,6 +38,11 @@ logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
 
 # (function, config key holding its interval in seconds); modules add theirs.
 JOBS = []
+# Those that every process runs (they claim their work): their functions.
+IN_EVERY_PROCESS = set()
+# A turn is held for this many intervals, and at least this long, so a
+# process that dies holding one stops its job for no longer.
+TURN_INTERVALS, TURN_LEASE_MIN_SECONDS = 2, 30
 # Set when the process is told to stop: jobs that drain a backlog (webhook
 # deliveries, replies) take no more work and release what they claimed but
 # have not started, so the process ends within its graceful timeout; leases
@@ -49,11 +60,15 @@ def stopping():
     return _stopping.is_set()
 
 
-def job(interval_setting):
-    """Register `func(now=None)` to run every `interval_setting` seconds."""
+def job(interval_setting, in_every_process=False):
+    """Register `func(now=None)` to run every `interval_setting` seconds:
+    once across the processes sharing a database, or `in_every_process`
+    for a job that claims its work with leases."""
 
     def decorator(func):
         JOBS.append((func, interval_setting))
+        if in_every_process:
+            IN_EVERY_PROCESS.add(func)
         return func
 
     return decorator
@@ -62,6 +77,8 @@ def job(interval_setting):
 def build_scheduler(app):
     scheduler = BackgroundScheduler(timezone="UTC")
     for func, interval_setting in JOBS:
+        if is_postgresql() and func not in IN_EVERY_PROCESS:
+            func = once_per_interval(func, app.config[interval_setting])
         scheduler.add_job(
             _in_app_context(app, func),
             "interval",
@@ -73,6 +90,27 @@ def build_scheduler(app):
             coalesce=True,
         )
     return scheduler
+
+
+def once_per_interval(func, interval):
+    """`func` run only when this process takes its turn (models/jobs.py)."""
+    name = f"{func.__module__}.{func.__name__}"
+    every = timedelta(seconds=interval)
+    lease = timedelta(seconds=max(TURN_LEASE_MIN_SECONDS, TURN_INTERVALS * interval))
+
+    def run_in_turn(now=None):
+        with transaction():
+            taken = JobTurn.take(name, utcnow(), every, lease)
+        if not taken:
+            return None
+        try:
+            return func()
+        finally:
+            with transaction():
+                JobTurn.give_back(name)
+
+    run_in_turn.__name__, run_in_turn.__module__ = func.__name__, func.__module__
+    return run_in_turn
 
 
 def _in_app_context(app, func):

@@ -14,10 +14,10 @@ from ..channels import adapters
 from ..channels.adapters import Callback
 from ..channels.whatsapp import intake
 from ..db import end_request
+from ..services import rate_limits
 from . import widget
 from .blueprint import ApiBlueprint
 from .pipeline import request_id_of
-from .ratelimit import SlidingWindowLimiter
 
 blp = ApiBlueprint(
     "inbound",
@@ -59,11 +59,13 @@ def _bound(app):
     """The per-channel limiter's hit function (one limiter per app). The
     middleware passes its app itself: through the current_app proxy the
     lookup cost about 10 k instructions per POST."""
-    limiter = app.extensions.get("inbound_limiter")
-    if limiter is None:
+    channel_limiter = app.extensions.get("inbound_limiter")
+    if channel_limiter is None:
         per_minute = app.config["INBOUND_MAX_REQUESTS_PER_MINUTE"]
-        limiter = app.extensions.setdefault("inbound_limiter", SlidingWindowLimiter(per_minute, 60))
-    return limiter.hit
+        channel_limiter = app.extensions.setdefault(
+            "inbound_limiter", rate_limits.limiter("inbound.channel", per_minute, 60)
+        )
+    return channel_limiter.hit
 
 
 @blp.route("/whatsapp/<channel_id>")

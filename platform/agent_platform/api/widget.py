@@ -16,8 +16,9 @@ from werkzeug.wrappers import Request
 from ..channels.website import assets, push, visitors
 from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
+from ..services import rate_limits
 from .pipeline import has_body
-from .ratelimit import SlidingWindowLimiter, client_address
+from .ratelimit import client_address
 from .sse import event_stream
 
 blp = Blueprint("widget", __name__, url_prefix="/widget")
@@ -250,9 +251,9 @@ def _limit_new_visitor(app, req):
 
 
 class _Limiters(NamedTuple):
-    per_address: SlidingWindowLimiter  # requests per client address
-    per_visitor: SlidingWindowLimiter  # requests per visitor token
-    new_visitors: SlidingWindowLimiter  # first messages per client address
+    per_address: object  # requests per client address
+    per_visitor: object  # requests per visitor token
+    new_visitors: object  # first messages per client address
 
 
 def _limiters(app):
@@ -260,10 +261,11 @@ def _limiters(app):
     limiters = app.extensions.get("widget_limiters")
     if limiters is None:
         config = app.config
+        per_minute = rate_limits.limiter
         limiters = app.extensions["widget_limiters"] = _Limiters(
-            SlidingWindowLimiter(config["WIDGET_ADDRESS_REQUESTS_PER_MINUTE"], 60),
-            SlidingWindowLimiter(config["WIDGET_VISITOR_REQUESTS_PER_MINUTE"], 60),
-            SlidingWindowLimiter(config["WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE"], 60),
+            per_minute("widget.address", config["WIDGET_ADDRESS_REQUESTS_PER_MINUTE"], 60),
+            per_minute("widget.visitor", config["WIDGET_VISITOR_REQUESTS_PER_MINUTE"], 60),
+            per_minute("widget.new_visitors", config["WIDGET_ADDRESS_NEW_VISITORS_PER_MINUTE"], 60),
         )
     return limiters
 

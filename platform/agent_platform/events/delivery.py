@@ -82,7 +82,7 @@ def queue_event(event):
 # --- the job ------------------------------------------------------------------
 
 
-@scheduler.job("WEBHOOKS_POLL_SECONDS")
+@scheduler.job("WEBHOOKS_POLL_SECONDS", in_every_process=True)
 def deliver_due(now=None):
     """Send every due delivery; return the number of attempts made.
 

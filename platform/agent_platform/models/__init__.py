@@ -16,11 +16,13 @@ from .email import EmailMailbox
 from .events import Event
 from .idempotency import IdempotencyKey
 from .inbox import ConversationRead
+from .jobs import JobTurn
 from .leads import Lead, LeadAdjustment, SalesSettings, ScoringRule
 from .mcp import AgentTool, McpServer, McpTool
 from .messages import Message
 from .metrics import DeliveryTally, MessageTally, ReplyLatencyTally, SendErrorTally
 from .opportunities import Opportunity, OpportunityMove, PipelineColumn, PipelineTotal
+from .rate_limits import RateLimitWindow
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
@@ -85,6 +87,8 @@ ALL_MODELS = [
     SendErrorTally,
     DeliveryTally,
     ReplyLatencyTally,
+    RateLimitWindow,
+    JobTurn,
 ]
 
 __all__ = [model.__name__ for model in ALL_MODELS] + ["ALL_MODELS"]

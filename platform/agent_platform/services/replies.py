@@ -88,7 +88,7 @@ def _agent_answers(agent_id):
 # --- 2. the job -----------------------------------------------------------------------
 
 
-@scheduler.job("REPLIES_POLL_SECONDS")
+@scheduler.job("REPLIES_POLL_SECONDS", in_every_process=True)
 def run_due_replies(now=None):
     """Answer due reply jobs, REPLIES_CONCURRENCY at a time, claiming more as
     workers free up; returns how many were claimed when none is left due."""

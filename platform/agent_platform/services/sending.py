@@ -125,7 +125,7 @@ def _log_failure(message, error, max_attempts):
     )
 
 
-@scheduler.job("MESSAGES_SEND_POLL_SECONDS")
+@scheduler.job("MESSAGES_SEND_POLL_SECONDS", in_every_process=True)
 def send_queued_job(now=None):
     """The scheduled send: send_queued with the configured batch, lease and attempts."""
     config = current_app.config

@@ -53,7 +53,7 @@ def queue_tasks(channel, message, now):
         ChannelTask.add(channel.id, message.id, ANSWER, {"callback_query_id": query_id}, now)
 
 
-@scheduler.job("MEDIA_POLL_SECONDS")
+@scheduler.job("MEDIA_POLL_SECONDS", in_every_process=True)
 def run_tasks(now=None, batch=BATCH):
     """Run up to `batch` due tasks; returns how many were attempted."""
     return task_runner.run_due(HANDLERS, _failed, now or utcnow(), batch)

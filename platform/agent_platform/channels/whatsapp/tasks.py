@@ -45,7 +45,7 @@ BATCH = 10
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
-@scheduler.job("MEDIA_POLL_SECONDS")
+@scheduler.job("MEDIA_POLL_SECONDS", in_every_process=True)
 def run_tasks_job(now=None):
     """The scheduled run: media downloads and read receipts that are due."""
     return run_tasks(now)

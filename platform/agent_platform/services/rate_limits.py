@@ -1,0 +1,119 @@
+"""Exact sliding-window rate limiting: in this process's memory (one
+process serving a SQLite file), or in the database (several processes on
+PostgreSQL, which must all count every request).
+
+In memory, each key keeps the timestamps of its requests inside the window (at most
+`limit` of them), so the count is exact rather than an approximation over
+fixed windows. Keys are kept in least-recently-used order and a key whose
+newest request has left the window is dropped, so memory is bounded by the
+keys active in the last window; with `max_keys`, also by that number (the
+least recently used key is dropped to make room), for keys a caller can
+make up, such as client addresses.
+"""
+
+import math
+import threading
+import time
+from collections import OrderedDict, deque
+from typing import NamedTuple
+
+from .. import scheduler
+from ..db import database, is_postgresql
+from ..models.rate_limits import locked_window, prune_windows, store_window
+
+# How many client addresses the count of requests with a bad key keeps at
+# once (their windows, of at most `limit` times each): past it the least
+# recently seen address is forgotten, so made-up addresses cannot grow memory.
+ADDRESSES_COUNTED = 10_000
+
+
+class Decision(NamedTuple):  # made on every request: a tuple is the cheapest immutable record
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_at: int  # Unix seconds when the oldest counted request leaves the window
+    retry_after: int  # seconds to wait; 0 when allowed
+
+
+class SlidingWindowLimiter:
+    def __init__(self, limit, window_seconds, clock=time.time, max_keys=None):
+        self.limit = limit
+        self.window = window_seconds
+        self.clock = clock
+        self.max_keys = max_keys
+        self._hits = OrderedDict()
+        self._lock = threading.Lock()
+
+    def hit(self, key):
+        """Count one request for `key` if the window has room."""
+        now = self.clock()
+        with self._lock:
+            self._evict_idle(now)
+            hits = self._hits.get(key)
+            if hits is None:
+                if self.max_keys is not None and len(self._hits) >= self.max_keys:
+                    self._hits.popitem(last=False)
+                hits = self._hits[key] = deque()
+            else:
+                self._hits.move_to_end(key)
+            while hits and hits[0] <= now - self.window:
+                hits.popleft()
+            return _counted(hits, self.limit, self.window, now)
+
+    def _evict_idle(self, now):
+        while self._hits:
+            key, hits = next(iter(self._hits.items()))
+            if hits and hits[-1] > now - self.window:
+                break
+            del self._hits[key]
+
+    def __len__(self):
+        return len(self._hits)
+
+
+def _counted(hits, limit, window, now):
+    """Count a request at `now` in `hits` (the window's times, oldest first,
+    appended to) if there is room, and say what was decided."""
+    allowed = len(hits) < limit
+    if allowed:
+        hits.append(now)
+    oldest = hits[0]
+    reset_at = math.ceil(oldest + window)
+    retry_after = 0 if allowed else max(1, math.ceil(oldest + window - now))
+    return Decision(allowed, limit, limit - len(hits), reset_at, retry_after)
+
+
+class SharedWindowLimiter:
+    """The same exact window, counted in the database for every process
+    (models/rate_limits.py). Rows of idle keys are pruned by a job, so a
+    caller who makes up keys (addresses) fills nothing for longer than the
+    window."""
+
+    def __init__(self, name, limit, window_seconds):
+        self.name, self.limit, self.window = name, limit, window_seconds
+
+    def hit(self, key):
+        with database.atomic():
+            hits, now = locked_window(self.name, key)
+            hits = [hit for hit in hits if hit > now - self.window]
+            decision = _counted(hits, self.limit, self.window, now)
+            store_window(self.name, key, hits, hits[-1] + self.window)
+        return decision
+
+
+def limiter(name, limit, window_seconds, max_keys=None):
+    """The limiter `name` (unique among limiters): shared by the processes
+    on PostgreSQL, in memory on SQLite, where one process serves."""
+    if is_postgresql():
+        return SharedWindowLimiter(name, limit, window_seconds)
+    return SlidingWindowLimiter(limit, window_seconds, max_keys=max_keys)
+
+
+@scheduler.job("RATE_LIMIT_WINDOW_SECONDS")
+def prune_windows_job(now=None):
+    """Forget the database's windows of keys idle for a whole window (none
+    are kept on SQLite: its one process counts in memory)."""
+    if not is_postgresql():
+        return 0
+    with database.atomic():
+        return prune_windows()

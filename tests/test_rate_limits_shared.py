@@ -1,0 +1,107 @@
+"""The rate limit kept in the database (services/rate_limits.py), which
+processes serving one PostgreSQL database share. It runs on SQLite too (a
+write transaction holds the file), which is how these tests run it in the
+SQLite pass; the PostgreSQL pass runs them on a server."""
+
+import multiprocessing
+import time
+
+import pytest
+
+from agent_platform import create_app
+from agent_platform.db import database
+from agent_platform.models.rate_limits import RateLimitWindow, prune_windows
+from agent_platform.services.rate_limits import (
+    SharedWindowLimiter,
+    SlidingWindowLimiter,
+    limiter,
+    prune_windows_job,
+)
+from conftest import OFFLINE
+
+
+def test_a_window_counts_exactly_and_says_when_to_retry(app):
+    shared = SharedWindowLimiter("test.exact", 3, 60)
+    decisions = [shared.hit("key") for _ in range(4)]
+    assert [decision.allowed for decision in decisions] == [True, True, True, False]
+    assert [decision.remaining for decision in decisions] == [2, 1, 0, 0]
+    refused = decisions[-1]
+    assert 59 <= refused.retry_after <= 60
+    assert refused.reset_at == decisions[0].reset_at  # the oldest hit leaves first
+    assert refused.limit == 3
+
+
+def test_keys_and_limiters_are_counted_apart(app):
+    first, second = SharedWindowLimiter("test.a", 1, 60), SharedWindowLimiter("test.b", 1, 60)
+    assert first.hit("key").allowed and second.hit("key").allowed
+    assert first.hit("other key").allowed
+    assert not first.hit("key").allowed
+
+
+def test_the_window_slides(app):
+    shared = SharedWindowLimiter("test.slides", 2, 1)
+    assert shared.hit("key").allowed and shared.hit("key").allowed
+    assert not shared.hit("key").allowed
+    time.sleep(1.05)  # the database's clock: both hits have left the window
+    assert shared.hit("key").allowed
+
+
+def test_a_refused_request_is_not_counted(app):
+    shared = SharedWindowLimiter("test.refused", 1, 1)
+    assert shared.hit("key").allowed
+    for _ in range(5):
+        assert not shared.hit("key").allowed
+    time.sleep(1.05)
+    assert shared.hit("key").allowed  # only the one allowed hit was kept
+
+
+def test_idle_windows_are_pruned_and_live_ones_kept(app):
+    SharedWindowLimiter("test.short", 5, 0.2).hit("idle")
+    SharedWindowLimiter("test.long", 5, 60).hit("live")
+    time.sleep(0.3)
+    with database.atomic():
+        assert prune_windows() == 1
+    assert [row.key for row in RateLimitWindow.select()] == ["live"]
+
+
+def test_on_sqlite_one_process_counts_in_memory_and_the_job_keeps_nothing(app):
+    assert isinstance(limiter("test.memory", 5, 60), SlidingWindowLimiter)
+    assert prune_windows_job() == 0
+
+
+def _hit_many(database_path, ready, start, count, results):
+    app = create_app({**OFFLINE, "DATABASE_PATH": database_path})
+    shared = SharedWindowLimiter("test.processes", 100, 60)
+    with app.app_context():
+        ready.put(True)
+        start.wait()
+        results.put(sum(shared.hit("root key").allowed for _ in range(count)))
+    database.close_all()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return {"DATABASE_PATH": str(tmp_path / "test.db")}
+
+
+def test_processes_counting_one_key_together_allow_exactly_the_limit(app, settings):
+    """160 requests from four processes at once against a limit of 100."""
+    context = multiprocessing.get_context("spawn")
+    ready, start, results = context.Queue(), context.Event(), context.Queue()
+    database.close_all()  # the file is the children's now
+    workers = [
+        context.Process(
+            target=_hit_many, args=(settings["DATABASE_PATH"], ready, start, 40, results)
+        )
+        for _ in range(4)
+    ]
+    for worker in workers:
+        worker.start()
+    for _ in workers:
+        ready.get(timeout=60)  # all four set up: they start together
+    start.set()
+    allowed = [results.get(timeout=60) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    assert sum(allowed) == 100
+    assert max(allowed) <= 40
