@@ -10,6 +10,7 @@ from agent_platform.db import database, transaction
 from agent_platform.models.base import utcnow
 from agent_platform.models.jobs import JobTurn
 from conftest import OFFLINE
+from test_rate_limits_shared import the_database
 
 MINUTE, LEASE = timedelta(seconds=60), timedelta(seconds=120)
 
@@ -57,8 +58,8 @@ def test_a_failing_job_gives_its_turn_back(app):
     assert JobTurn.get_by_id(f"{__name__}.broken").held_until is None
 
 
-def _tick(database_path, ready, start, results):
-    app = create_app({**OFFLINE, "DATABASE_PATH": database_path})
+def _tick(database, ready, start, results):
+    app = create_app({**OFFLINE, **database})
     ran = []
     job = scheduler.once_per_interval(lambda: ran.append(1), 1)
     with app.app_context():
@@ -79,7 +80,7 @@ def test_processes_ticking_together_run_a_job_once_per_interval(app):
     ready, start, results = context.Queue(), context.Event(), context.Queue()
     database.close_all()
     processes = [
-        context.Process(target=_tick, args=(app.config["DATABASE_PATH"], ready, start, results))
+        context.Process(target=_tick, args=(the_database(app), ready, start, results))
         for _ in range(3)
     ]
     for process in processes:

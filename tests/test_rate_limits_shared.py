@@ -6,8 +6,6 @@ SQLite pass; the PostgreSQL pass runs them on a server."""
 import multiprocessing
 import time
 
-import pytest
-
 from agent_platform import create_app
 from agent_platform.db import database
 from agent_platform.models.rate_limits import RateLimitWindow, prune_windows
@@ -17,7 +15,7 @@ from agent_platform.services.rate_limits import (
     limiter,
     prune_windows_job,
 )
-from conftest import OFFLINE
+from conftest import OFFLINE, ON_POSTGRESQL
 
 
 def test_a_window_counts_exactly_and_says_when_to_retry(app):
@@ -64,13 +62,23 @@ def test_idle_windows_are_pruned_and_live_ones_kept(app):
     assert [row.key for row in RateLimitWindow.select()] == ["live"]
 
 
-def test_on_sqlite_one_process_counts_in_memory_and_the_job_keeps_nothing(app):
-    assert isinstance(limiter("test.memory", 5, 60), SlidingWindowLimiter)
-    assert prune_windows_job() == 0
+def test_the_engine_chooses_the_limiter_and_what_the_job_prunes(app):
+    """One process serves a SQLite file and counts in memory; processes on
+    PostgreSQL share the database's count, whose idle windows the job prunes."""
+    made = limiter("test.engine", 5, 0.1)
+    assert isinstance(made, SharedWindowLimiter if ON_POSTGRESQL else SlidingWindowLimiter)
+    made.hit("key")
+    time.sleep(0.2)
+    assert prune_windows_job() == (1 if ON_POSTGRESQL else 0)
 
 
-def _hit_many(database_path, ready, start, count, results):
-    app = create_app({**OFFLINE, "DATABASE_PATH": database_path})
+def the_database(app):
+    """The settings that name `app`'s database, for another process."""
+    return {key: app.config[key] for key in ("DATABASE_PATH", "DATABASE_URL") if app.config[key]}
+
+
+def _hit_many(database, ready, start, count, results):
+    app = create_app({**OFFLINE, **database})
     shared = SharedWindowLimiter("test.processes", 100, 60)
     with app.app_context():
         ready.put(True)
@@ -79,20 +87,13 @@ def _hit_many(database_path, ready, start, count, results):
     database.close_all()
 
 
-@pytest.fixture
-def settings(tmp_path):
-    return {"DATABASE_PATH": str(tmp_path / "test.db")}
-
-
-def test_processes_counting_one_key_together_allow_exactly_the_limit(app, settings):
+def test_processes_counting_one_key_together_allow_exactly_the_limit(app):
     """160 requests from four processes at once against a limit of 100."""
     context = multiprocessing.get_context("spawn")
     ready, start, results = context.Queue(), context.Event(), context.Queue()
     database.close_all()  # the file is the children's now
     workers = [
-        context.Process(
-            target=_hit_many, args=(settings["DATABASE_PATH"], ready, start, 40, results)
-        )
+        context.Process(target=_hit_many, args=(the_database(app), ready, start, 40, results))
         for _ in range(4)
     ]
     for worker in workers:

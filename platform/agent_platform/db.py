@@ -342,8 +342,3 @@ def _init_sqlite(path, busy_timeout_seconds):
 def transaction():
     """A write transaction (on SQLite BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()
-
-
-def is_postgresql():
-    """Whether the configured database is PostgreSQL (else SQLite)."""
-    return False
