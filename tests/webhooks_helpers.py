@@ -7,8 +7,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 
-from peewee import SQL
-
 from loopback import LoopbackServer
 
 
@@ -151,7 +149,7 @@ def deliveries_of(webhook_id):
     from agent_platform.models.webhooks import Delivery
 
     # Deliveries queued in one instant come in the order they were queued.
-    in_order = (Delivery.created_at, SQL("rowid"))
+    in_order = (Delivery.created_at, Delivery.id)  # ids are time-ordered
     return list(Delivery.select().where(Delivery.webhook == webhook_id).order_by(*in_order))
 
 

@@ -342,3 +342,21 @@ def _init_sqlite(path, busy_timeout_seconds):
 def transaction():
     """A write transaction (on SQLite BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()
+
+
+@contextlib.contextmanager
+def claiming(kind):
+    """A write transaction in which to claim queued work of `kind` (sends,
+    replies, deliveries, channel tasks) with a lease: the processes claiming
+    one kind take turns, so none sees rows another is leasing. SQLite's
+    write transaction holds the whole file already; on PostgreSQL, whose
+    transactions see only committed rows, a lock on the kind's name, held
+    to the commit (pg_advisory_xact_lock), does the same across machines.
+    Claims are a few short statements: turns cost little, and unlike
+    skipping locked rows they keep a webhook's deliveries in order."""
+    with transaction():
+        if is_postgresql():
+            database.execute_sql(
+                f"SELECT pg_advisory_xact_lock(hashtext({database.param}))", (kind,)
+            )
+        yield

@@ -5,7 +5,7 @@ retry and giving up (its network's errors say whether a retry can help)."""
 
 from datetime import timedelta
 
-from ..db import transaction
+from ..db import claiming
 from ..models import ChannelTask, Message
 
 LEASE = timedelta(minutes=10)
@@ -15,7 +15,7 @@ def run_due(handlers, failed, now, batch):
     """Run up to `batch` due tasks whose kind `handlers` maps to a function
     (task, now); `failed(task, error, now)` gets any exception one raises.
     Returns how many were attempted."""
-    with transaction():
+    with claiming("channel_tasks"):
         claimed = ChannelTask.claim(now, tuple(handlers), batch, LEASE)
     for task in claimed:
         try:

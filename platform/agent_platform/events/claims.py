@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ..db import database, transaction
+from ..db import claiming, database, is_postgresql, transaction
 from ..models.base import new_id, utcnow
 from .delivery_settings import current_settings
 
@@ -22,17 +22,22 @@ CLAIM_BATCH = 50
 
 _IN_FLIGHT = "SELECT webhook_id FROM delivery WHERE lease_until > ? AND status = 'pending'"
 # Due, unleased (or lease expired) deliveries of active webhooks not in flight,
-# in send order. The (status, next_attempt_at) index holds rowid as its last
-# column, so this reads the index in order without sorting.
+# in send order. SQLite's (status, next_attempt_at) index holds rowid as its
+# last column, so this reads the index in order without sorting; PostgreSQL's
+# rows have no rowid, and their ids are as time-ordered (models.base.new_id).
 _CANDIDATES = f"""
 SELECT id, webhook_id FROM delivery
 WHERE status = 'pending' AND next_attempt_at <= ?
   AND (lease_until IS NULL OR lease_until <= ?)
   AND webhook_id IN (SELECT id FROM webhook WHERE is_active = 1)
   AND webhook_id NOT IN ({_IN_FLIGHT})
-ORDER BY next_attempt_at, rowid
+ORDER BY next_attempt_at, {{order}}
 LIMIT {CANDIDATES}
 """
+
+
+def _send_order():
+    return "id" if is_postgresql() else "rowid"
 
 
 @dataclass(frozen=True)
@@ -66,11 +71,12 @@ def claim_due(now=None, max_webhooks=None, settings=None, max_failing=None):
     settings = settings or current_settings()
     now = now or utcnow()
     stamp = str(now)
-    with transaction():
+    with claiming("webhooks.deliveries"):
         failing = set() if max_failing is None else _failing_webhooks()
         limits = {False: max_webhooks, True: max_failing}
         chosen, per_webhook, per_lane = [], Counter(), Counter()
-        for delivery_id, webhook_id in _sql(_CANDIDATES, (stamp, stamp, stamp)).fetchall():
+        candidates = _sql(_CANDIDATES.format(order=_send_order()), (stamp, stamp, stamp))
+        for delivery_id, webhook_id in candidates.fetchall():
             lane = webhook_id in failing
             if per_webhook[webhook_id] >= CLAIM_BATCH:
                 continue
@@ -90,7 +96,7 @@ def claim_due(now=None, max_webhooks=None, settings=None, max_failing=None):
         )
         rows = _sql(
             f"SELECT id, webhook_id, event_id, body FROM delivery WHERE id IN ({_marks(chosen)}) "
-            "ORDER BY next_attempt_at, rowid",
+            f"ORDER BY next_attempt_at, {_send_order()}",
             chosen,
         ).fetchall()
     return [Claimed(*row, claim_token=token, failing=row[1] in failing) for row in rows]

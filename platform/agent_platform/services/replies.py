@@ -34,7 +34,7 @@ from datetime import timedelta
 from flask import current_app
 
 from .. import scheduler
-from ..db import database, transaction
+from ..db import claiming, database, transaction
 from ..models import Agent, Channel, Conversation, Message, ReplyJob, ReplyState, fastsql
 from ..models.base import utcnow
 from ..models.replies import FINISHED
@@ -114,7 +114,7 @@ def claim(now, batch, lease_seconds):
     moment = now or utcnow()
     if not ReplyJob.claimable(moment, 1):
         return []  # the usual case: no write lock taken for nothing
-    with transaction():
+    with claiming("replies"):
         jobs = ReplyJob.claimable(moment, batch)
         for job in jobs:
             job.status, job.claim_token = "running", str(uuid.uuid4())

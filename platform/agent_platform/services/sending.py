@@ -8,7 +8,7 @@ from flask import current_app
 
 from .. import scheduler
 from ..channels import adapters, senders
-from ..db import transaction
+from ..db import claiming, transaction
 from ..events import emit
 from ..models import Message
 from ..models.base import utcnow
@@ -54,7 +54,7 @@ def send_queued(now=None, batch=20, lease_seconds=60, max_attempts=5):
 
 
 def _claim(now, batch, lease_seconds):
-    with transaction():
+    with claiming("messages.send"):
         claimed = list(Message.queued_batch(now, batch))
         if claimed:
             Message.update(
