@@ -40,14 +40,16 @@ class PostgresServer:
             command = ("runuser", "-u", "postgres", "--", *command)
         subprocess.run(command, check=True, capture_output=True, timeout=120)
 
-    def start(self):
+    def start(self, durable=False):
+        """Start it; `durable` keeps PostgreSQL's defaults (fsync and
+        synchronous_commit on), for measuring rather than testing."""
         data = self.directory / "data"
         self._run(str(BIN / "initdb"), "-D", str(data), "-U", SUPERUSER, "-A", "trust",
                   "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")  # fmt: skip
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c max_connections=300"
+            + ("" if durable else "-c fsync=off -c synchronous_commit=off -c full_page_writes=off ")
+            + "-c max_connections=300"
         )
         self._run(str(BIN / "pg_ctl"), "-D", str(data), "-o", options, "-w",
                   "-l", str(self.directory / "server.log"), "start")  # fmt: skip

@@ -91,3 +91,31 @@ def test_the_unit_keeps_files_private_and_stops_on_a_configuration_error(tmp_pat
     assert done.returncode == 2, done.stderr
     assert "server.prot" in done.stderr and "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == [config]  # nothing made
+
+
+def postgresql_unit(name):
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str
+    parser.read(ROOT / "deploy" / "postgresql" / name)
+    return parser["Service"]
+
+
+def test_the_postgresql_deployment_files_hold_together():
+    """deploy/postgresql/: the servers' and the worker's units run the
+    shipped configuration, which names a PostgreSQL database and writes only
+    where the units let it; the server unit's instance name is its port."""
+    config = load_config(ROOT / "deploy" / "postgresql" / "config.toml", environ={})
+    assert config["DATABASE_URL"].startswith("postgresql://")
+    assert config["SERVER_PROXY_HOPS"] == 1
+    units = {"agent-platform@.service": ["serve"], "agent-platform-worker.service": ["worker"]}
+    for name, command in units.items():
+        service = postgresql_unit(name)
+        argv = shlex.split(service["ExecStart"])
+        assert argv[1 : 1 + len(command)] == command, name
+        assert Path(argv[argv.index("--config") + 1]).parent == Path(service["ReadOnlyPaths"])
+        for key in ("MEDIA_DIR", "SECRETS_KEY_FILE"):
+            assert Path(config[key]).is_relative_to(service["ReadWritePaths"]), (name, key)
+    assert shlex.split(postgresql_unit("agent-platform@.service")["ExecStart"])[-2:] == [
+        "--port",
+        "%i",
+    ]
