@@ -105,12 +105,11 @@ def writes_problem():
     """Why the database cannot take writes now (a client's cause), or None.
 
     A write is committed, so it really reaches the disk (a write rolled back
-    never leaves memory, and proved nothing); it changes nothing, setting the
-    user version to itself, which SQLite writes all the same."""
+    never leaves memory, and proved nothing); it changes nothing (see
+    write_nothing in db.py and db_postgresql.py)."""
     try:
         with database.atomic():
-            version = database.execute_sql("PRAGMA user_version").fetchone()[0]
-            database.execute_sql(f"PRAGMA user_version = {int(version)}")
+            database.write_nothing()
     except Exception as error:
         cause = failed(error)
         if cause is None:
