@@ -30,6 +30,7 @@ import re
 import threading
 import time
 from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
 
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
@@ -80,6 +81,15 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
 
     def execute_sql(self, sql, params=None):
         return super().execute_sql(postgresql_statement(sql, bool(params)), params)
+
+    @property
+    def shown_name(self):
+        """The database as messages name it: its URL without the password."""
+        parts = urlsplit(self.database)
+        if parts.password is None:
+            return self.database
+        address = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{address}"))
 
     def write_nothing(self):
         """A write that changes nothing (storage.writes_problem): the

@@ -84,7 +84,7 @@ def failed(error):
     cause = cause_of(error)
     if cause is not None:
         database.storage_failed(
-            f"The database {database.database} cannot take writes: {CAUSES[cause]}. "
+            f"The database {database.shown_name} cannot take writes: {CAUSES[cause]}. "
             f"Requests that write answer 503 {StorageUnavailable.code} until it can: "
             f"{_ADVICE[cause]} (no restart needed).",
             # A full disk leaves connections sound. Closed, the last one would
