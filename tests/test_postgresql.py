@@ -74,6 +74,10 @@ def test_sqlite_stays_the_default(tmp_path):
             'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT ?',
             'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT %s',
         ),
+        (
+            'INSERT OR IGNORE INTO "t" ("a", "b") VALUES (?, ?)',
+            'INSERT INTO "t" ("a", "b") VALUES (%s, %s) ON CONFLICT DO NOTHING',
+        ),
         # SQLite's hint not to use an index; arithmetic keeps its +.
         (
             'WHERE "a" = ? AND +"b" = ? AND "rows" + 1 > 0',
