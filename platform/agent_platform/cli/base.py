@@ -6,10 +6,11 @@ import functools
 import json
 
 import click
+from peewee import OperationalError
 
 from .. import __version__, create_app, storage
 from ..config import CONFIG_FILE_ENV, ConfigError, load_config, resolve_path
-from ..db import database
+from ..db import database, is_postgresql
 from ..errors import ApiError
 from ..migrate import apply_migrations
 
@@ -40,7 +41,7 @@ def with_app(overrides=None, migrate=True, creates_database=False, check=None, r
             settings = overrides(**options) if overrides else None
             with _usable_storage():
                 config = _checked_config(config_path, settings, creates_database, check)
-                is_new = not resolve_path(config["DATABASE_PATH"]).is_file()
+                is_new = not config["DATABASE_URL"] and not _database_file(config).is_file()
                 app = _build_app(config_path, settings)
                 with app.app_context():
                     try:
@@ -77,10 +78,21 @@ def _usable_storage():
     except click.ClickException:
         raise
     except Exception as error:
-        problem = storage.startup_problem(error, database.database)
+        problem = _startup_problem(error)
         if problem is None:
             raise
         raise BadConfiguration(problem) from error
+
+
+def _startup_problem(error):
+    """The file's problem on SQLite; on PostgreSQL, a server that cannot be
+    reached or refuses the URL's user (said by the server, in one line)."""
+    if not is_postgresql():
+        return storage.startup_problem(error, database.database)
+    if not isinstance(error, OperationalError):
+        return None
+    reason = str(error).strip().splitlines()[-1]
+    return f"cannot connect to the database {described_database_url(database.database)}: {reason}"
 
 
 def _checked_config(config_path, settings, creates_database, check):
@@ -108,15 +120,36 @@ def _say_created(path):
 
 
 def require_database(config):
-    path = resolve_path(config["DATABASE_PATH"])
+    """A SQLite file must exist (a PostgreSQL database does: the server says
+    so when it does not)."""
+    if config["DATABASE_URL"]:
+        return
+    path = _database_file(config)
     if not path.is_file():
         raise click.ClickException(
             f"no database at {path}: run `agent-platform migrate` first (or pass --config)"
         )
 
 
+def _database_file(config):
+    return resolve_path(config["DATABASE_PATH"])
+
+
 def database_path(app):
-    return resolve_path(app.config["DATABASE_PATH"])
+    return _database_file(app.config)
+
+
+def described_database(app):
+    """The database as people and logs are told it: the SQLite file's path,
+    or the PostgreSQL URL without its password."""
+    url = app.config["DATABASE_URL"]
+    return described_database_url(url) if url else str(database_path(app))
+
+
+def described_database_url(url):
+    from ..backup_postgresql import described  # psycopg: an optional extra
+
+    return described(url)
 
 
 def report_migrations(applied):
