@@ -31,7 +31,7 @@ test: $(VENV)/.installed
 # The tests that pass on PostgreSQL so far, run there (a throwaway server of
 # Debian's postgresql 15: tests/pg_server.py). PG_TESTS=... names others.
 PG_TESTS ?= tests/test_migrations_engines.py tests/test_agents.py tests/test_minted_keys.py \
-	tests/test_contacts.py tests/test_conversations.py
+	tests/test_contacts.py tests/test_conversations.py tests/test_postgresql_ops.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 
