@@ -68,6 +68,45 @@ def test_migrate_twice_then_the_commands_work(cli, tmp_path):
     assert not list(tmp_path.glob("*.db")) and not (tmp_path / "data").exists()
 
 
+def test_the_admin_commands(cli):
+    cli("workspaces", "create", "--name", "Shop")
+    key = json.loads(cli("keys", "create", "--workspace", "Shop", "--name", "ci", "--scopes",
+                         "all", "--json"))  # fmt: skip
+    assert f"Revoked key {key['id']}" in cli("keys", "revoke", key["id"])
+    assert json.loads(cli("keys", "list", "--json"))[0]["revoked_at"] is not None
+    assert "Maintenance mode on" in cli("maintenance", "on")
+    assert "Maintenance mode off" in cli("maintenance", "off")
+
+
+def test_secrets_commands_and_a_wrong_key_keep_the_password_hidden(
+    cli, live, postgres_server, tmp_path
+):
+    postgres_server.execute("CREATE ROLE sealer LOGIN PASSWORD 'hunter2' SUPERUSER")
+    env = {"AGENT_PLATFORM_DATABASE_URL": live.replace("agent_platform_test@", "sealer:hunter2@")}
+    workspace = json.loads(cli("workspaces", "create", "--name", "Shop", "--json", env=env))
+    with psycopg.connect(live) as connection:  # a secret stored in plain text, as of old
+        connection.execute(
+            "INSERT INTO mcp_server (id, created_at, updated_at, workspace_id, name, url,"
+            " transport, headers, is_active) VALUES ('s1', now(), now(), %s, 'tools',"
+            " 'https://example.com/mcp', 'streamable_http', %s, true)",
+            (workspace["id"], json.dumps({"Authorization": "plain"})),
+        )
+    cli("keys", "list", env=env)  # each command encrypts what is still plain
+    with psycopg.connect(live) as connection:
+        sealed = connection.execute("SELECT headers FROM mcp_server").fetchone()[0]
+    assert json.loads(sealed)["Authorization"].startswith("enc:v1:")
+    key_file = tmp_path / "secrets.key"
+    before = key_file.read_text()
+    cli("secrets", "rotate-key", env=env)
+    assert key_file.read_text() != before
+    cli("secrets", "reencrypt", env=env)
+    with psycopg.connect(live) as connection:
+        assert connection.execute("SELECT headers FROM mcp_server").fetchone()[0] != sealed
+    output = cli("keys", "list", code=1, env={**env, "AGENT_PLATFORM_SECRETS_KEY": before})
+    assert "cannot decrypt the secrets stored in postgresql://sealer@" in output
+    assert "hunter2" not in output
+
+
 def test_an_unreachable_server_is_one_line(tmp_path):
     url = f"postgresql://nobody:hunter2@127.0.0.1:{free_port()}/nothing"
     result = CliRunner().invoke(main, ["keys", "list"], env={"AGENT_PLATFORM_DATABASE_URL": url})

@@ -27,6 +27,7 @@ from pathlib import Path
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from .backup import BackupError
+from .database_name import described_url as described
 from .private import create_file
 
 INSTALL = "install PostgreSQL's client programs (Debian: apt install postgresql-client)"
@@ -35,14 +36,6 @@ _IN_USE = (
     "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
     " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
 )
-
-
-def described(url):
-    """The URL as shown to people and logs: without its password."""
-    parts = conninfo_to_dict(url)
-    user = f"{parts['user']}@" if parts.get("user") else ""
-    where = parts.get("host", "localhost") + (f":{parts['port']}" if parts.get("port") else "")
-    return f"postgresql://{user}{where}/{parts.get('dbname', '')}"
 
 
 def backup(url, target, force=False):

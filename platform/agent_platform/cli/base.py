@@ -8,7 +8,7 @@ import json
 import click
 from peewee import OperationalError
 
-from .. import __version__, create_app, storage
+from .. import __version__, create_app, database_name, storage
 from ..config import CONFIG_FILE_ENV, ConfigError, load_config, resolve_path
 from ..db import database, is_postgresql
 from ..errors import ApiError
@@ -92,7 +92,7 @@ def _startup_problem(error):
     if not isinstance(error, OperationalError):
         return None
     reason = str(error).strip().splitlines()[-1]
-    return f"cannot connect to the database {described_database_url(database.database)}: {reason}"
+    return f"cannot connect to the database {database_name.described()}: {reason}"
 
 
 def _checked_config(config_path, settings, creates_database, check):
@@ -143,13 +143,7 @@ def described_database(app):
     """The database as people and logs are told it: the SQLite file's path,
     or the PostgreSQL URL without its password."""
     url = app.config["DATABASE_URL"]
-    return described_database_url(url) if url else str(database_path(app))
-
-
-def described_database_url(url):
-    from ..backup_postgresql import described  # psycopg: an optional extra
-
-    return described(url)
+    return database_name.described_url(url) if url else str(database_path(app))
 
 
 def report_migrations(applied):
