@@ -21,7 +21,7 @@ import sqlite3
 from pathlib import Path
 
 from .database_name import described
-from .db import database
+from .db import database, is_postgresql
 from .errors import StorageUnavailable
 
 FULL, READ_ONLY, IO_ERROR, UNOPENABLE = "full", "read-only", "io", "unopenable"
@@ -110,8 +110,7 @@ def writes_problem():
     user version to itself, which SQLite writes all the same."""
     try:
         with database.atomic():
-            version = database.execute_sql("PRAGMA user_version").fetchone()[0]
-            database.execute_sql(f"PRAGMA user_version = {int(version)}")
+            _write_nothing()
     except Exception as error:
         cause = failed(error)
         if cause is None:
@@ -121,6 +120,17 @@ def writes_problem():
         return CAUSES[FULL]
     database.writes_work()
     return None
+
+
+def _write_nothing():
+    """A write that changes no data. On PostgreSQL, taking a transaction id
+    is one: its commit is written to the server's log, and a server that
+    cannot take writes (a read-only standby, say) refuses to give one."""
+    if is_postgresql():
+        database.execute_sql("SELECT pg_current_xact_id()")
+        return
+    version = database.execute_sql("PRAGMA user_version").fetchone()[0]
+    database.execute_sql(f"PRAGMA user_version = {int(version)}")
 
 
 def _free_bytes():
