@@ -5,6 +5,7 @@ commands, serve without SQLite's one-server lock, and /metrics."""
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -178,6 +179,36 @@ def test_restore_refuses_a_broken_or_missing_backup(cli, live, tmp_path):
     assert "is not a usable PostgreSQL backup" in cli("restore", str(broken), code=1)
     assert "no backup at" in cli("restore", str(tmp_path / "missing.dump"), code=1)
     assert workspace_names(live) == ["live"]
+
+
+def test_a_restore_that_fails_half_way_changes_nothing(cli, live, tmp_path):
+    """pg_restore stopping half-way (a disk error, say) while psql has run
+    the first half of its script: psql is stopped before it commits."""
+    cli("workspaces", "create", "--name", "old")
+    cli("backup", str(tmp_path / "copy.dump"))
+    cli("workspaces", "create", "--name", "newer")
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    real = shutil.which("pg_restore")
+    fake_program(
+        directory,
+        "pg_restore",
+        f"""
+        import subprocess, sys
+        if "--list" in sys.argv:
+            sys.exit(subprocess.run([{real!r}, *sys.argv[1:]]).returncode)
+        script = subprocess.run([{real!r}, *sys.argv[1:]], capture_output=True).stdout
+        sys.stdout.buffer.write(script[: len(script) // 2])
+        sys.stderr.write("pg_restore: error: could not read from input file: Input/output error\\n")
+        sys.exit(1)
+    """,
+    )
+    path = f"{directory}{os.pathsep}{os.environ['PATH']}"
+    output = cli("restore", str(tmp_path / "copy.dump"), code=1, env={"PATH": path})
+    assert "pg_restore failed on postgresql://" in output
+    assert "could not read from input file: Input/output error" in output
+    assert workspace_names(live) == ["newer", "old"]
+    assert "Nothing to apply" in cli("migrate")
 
 
 def test_a_missing_client_program_says_what_to_install(cli, tmp_path):

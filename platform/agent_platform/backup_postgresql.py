@@ -82,8 +82,9 @@ def _feed(script, load):
     pg_restore fails (a backup cut short), so a failure changes nothing."""
     try:
         shutil.copyfileobj(script.process.stdout, load.process.stdin)
-    except BrokenPipeError:  # psql stopped at an error: said by its wait below
-        pass
+    except BrokenPipeError:  # psql stopped at an error, which is the one to tell
+        script.process.kill()  # else it waits for a reader for good
+        load.check()
     if script.process.wait() != 0:
         load.process.kill()
         script.check()
