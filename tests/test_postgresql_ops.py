@@ -108,6 +108,18 @@ def test_secrets_commands_and_a_wrong_key_keep_the_password_hidden(
     assert "hunter2" not in output
 
 
+def test_health_tells_a_database_that_takes_no_writes(cli, live, postgres_server):
+    from agent_platform import create_app
+
+    client = create_app({"DATABASE_URL": live}).test_client()
+    assert client.get("/v1/health").get_json()["status"] == "ok"
+    name = live.rsplit("/", 1)[1]
+    postgres_server.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = on")
+    client = create_app({"DATABASE_URL": live}).test_client()  # new connections
+    response = client.get("/v1/health")
+    assert (response.status_code, response.get_json()["status"]) == (503, "degraded")
+
+
 def test_an_unreachable_server_is_one_line(tmp_path):
     url = f"postgresql://nobody:hunter2@127.0.0.1:{free_port()}/nothing"
     result = CliRunner().invoke(main, ["keys", "list"], env={"AGENT_PLATFORM_DATABASE_URL": url})
