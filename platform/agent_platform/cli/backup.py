@@ -4,8 +4,9 @@
 import click
 
 from .. import backup as backups
+from ..database_name import described
 from ..db import database, is_postgresql
-from .base import database_path, described_database, main, with_app
+from .base import database_path, main, with_app
 
 
 @main.command("backup")
@@ -18,9 +19,7 @@ def backup_command(app, path, force):
         size = _backup(app, path, force)
     except backups.BackupError as error:
         raise click.ClickException(str(error)) from error
-    click.echo(
-        f"Backed up {described_database(app)} to {click.format_filename(path)} ({size} bytes)"
-    )
+    click.echo(f"Backed up {described()} to {click.format_filename(path)} ({size} bytes)")
 
 
 def _backup(app, path, force):
@@ -42,7 +41,7 @@ def restore_command(app, path):
         _restore(app, path)
     except backups.BackupError as error:
         raise click.ClickException(str(error)) from error
-    click.echo(f"Restored {described_database(app)} from {click.format_filename(path)}")
+    click.echo(f"Restored {described()} from {click.format_filename(path)}")
     click.echo("Start the service: it applies any migrations newer than the backup.")
 
 

@@ -139,13 +139,6 @@ def database_path(app):
     return _database_file(app.config)
 
 
-def described_database(app):
-    """The database as people and logs are told it: the SQLite file's path,
-    or the PostgreSQL URL without its password."""
-    url = app.config["DATABASE_URL"]
-    return database_name.described_url(url) if url else str(database_path(app))
-
-
 def report_migrations(applied):
     if applied:
         click.echo(f"Applied migrations: {', '.join(applied)}", err=True)

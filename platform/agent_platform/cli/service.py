@@ -5,10 +5,11 @@ import threading
 
 import click
 
+from ..database_name import described
 from ..db import database
 from ..migrate import apply_migrations
 from ..services import keys, users
-from .base import BadConfiguration, described_database, main, with_app
+from .base import BadConfiguration, main, with_app
 
 
 def _server_overrides(host, port, dev):
@@ -39,7 +40,7 @@ def serve(app, host, port, dev):
     from ..instance import AlreadyServing, claim_serving
     from ..server import exec_server, run_dev_server
 
-    click.echo(f"Database: {described_database(app)}", err=True)
+    click.echo(f"Database: {described()}", err=True)
     try:  # before the first key is made: it is shown only once
         claim_serving()
     except AlreadyServing as error:
@@ -88,7 +89,7 @@ def worker(app):
     """Run only the background jobs (for a split web/worker setup)."""
     from ..scheduler import build_scheduler, stop_taking_work
 
-    click.echo(f"Database: {described_database(app)}", err=True)
+    click.echo(f"Database: {described()}", err=True)
     database.close_all()
     scheduler = build_scheduler(app)
     stop = threading.Event()
