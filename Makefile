@@ -36,7 +36,8 @@ PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
 	tests/test_channels.py tests/test_messages.py tests/test_request_pipeline.py \
 	tests/test_errors.py tests/test_list_order.py tests/test_permissions.py tests/test_routes.py \
 	tests/test_leads.py tests/test_credits.py tests/test_interactions.py tests/test_mcp.py \
-	tests/test_fastsql.py tests/test_appointments.py
+	tests/test_fastsql.py tests/test_appointments.py \
+	tests/test_postgresql_ops.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 

@@ -6,6 +6,7 @@ import psycopg
 import pytest
 
 from agent_platform import create_app
+from agent_platform.database_name import described
 from agent_platform.db import database, is_postgresql
 from agent_platform.db_postgresql import postgresql_statement
 from agent_platform.migrate import apply_migrations
@@ -100,6 +101,6 @@ def test_messages_name_the_database_without_its_password(postgres_server):
     url = new_postgres_database(postgres_server).replace("@", ":s3cret@", 1)
     app = create_app({**OFFLINE, "DATABASE_URL": url})
     with app.app_context():
-        shown = database.shown_name
+        shown = described()
     database.close_all()
-    assert "s3cret" not in shown and shown == url.replace(":s3cret@", ":***@")
+    assert "s3cret" not in shown and shown == url.replace(":s3cret@", "@")

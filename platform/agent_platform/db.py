@@ -235,11 +235,6 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         """Whether the thread's connection is inside a transaction."""
         return self.connection().in_transaction
 
-    @property
-    def shown_name(self):
-        """The database as messages name it: the file's path."""
-        return self.database
-
     def write_nothing(self):
         """A write that changes nothing (storage.writes_problem): the user
         version set to itself, which SQLite writes all the same."""

@@ -31,7 +31,6 @@ import re
 import threading
 import time
 from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
 
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
@@ -83,19 +82,16 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
     def execute_sql(self, sql, params=None):
         return super().execute_sql(postgresql_statement(sql, bool(params)), params)
 
-    @property
-    def shown_name(self):
-        """The database as messages name it: its URL without the password."""
-        parts = urlsplit(self.database)
-        if parts.password is None:
-            return self.database
-        address = parts.netloc.rpartition("@")[2]
-        return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{address}"))
-
     def write_nothing(self):
-        """A write that changes nothing (storage.writes_problem): the
-        transaction takes an id, so its commit is written to the WAL."""
-        self.execute_sql("SELECT pg_current_xact_id()")
+        """A write that changes no data (storage.writes_problem): a row
+        rewritten with its own values (a new row version, in the server's
+        log at commit), which a server that takes no writes refuses: a
+        standby, a read-only database. (A transaction id alone is taken
+        even where the database is read-only.)"""
+        self.execute_sql(
+            'UPDATE "schema_migration" SET "applied_at" = "applied_at"'
+            ' WHERE "name" = (SELECT min("name") FROM "schema_migration")'
+        )
 
     def turn_for(self, sql):
         """No write turns on PostgreSQL (see db.py): nothing to wait for."""

@@ -1,4 +1,4 @@
-"""One server process per database.
+"""One server process per SQLite database.
 
 The rate limiter counts in memory and the serving process runs the
 scheduler: a second serving process on the same database (`gunicorn -w 2`,
@@ -13,6 +13,10 @@ took it and goes with it, a crash included: the worker gunicorn starts in
 place of one that was killed claims it at once, and a process forked from
 a serving one does not hold it, whatever that fork goes on doing. (flock's
 lock would belong to the open file, which a fork shares.)
+
+On PostgreSQL (`database.url`) there is no such lock: several serve
+processes on one database, on one machine or many, are the point of running
+there (docs/postgresql.md, issue 42), and the server is no file of ours.
 """
 
 import errno
@@ -20,6 +24,7 @@ import fcntl
 import os
 
 from . import private
+from .db import database, is_postgresql
 
 _held = {}  # lock path -> the open file holding its lock, kept for the process's life
 
@@ -30,6 +35,13 @@ class AlreadyServing(Exception):
 
 def lock_path(database_path):
     return f"{database_path}.serve.lock"
+
+
+def claim_serving():
+    """Hold the serving lock of the configured database: its SQLite file's;
+    none on PostgreSQL (see the module's docstring)."""
+    if not is_postgresql():
+        claim(database.database)
 
 
 def claim(database_path):

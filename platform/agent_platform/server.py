@@ -196,11 +196,10 @@ def _stop(error, status):
 def serving_app(app):
     """`app`, once this process holds its database's serving lock; a second
     serving process stops with the reason (gunicorn halts on status 3)."""
-    from .db import database
-    from .instance import AlreadyServing, claim
+    from .instance import AlreadyServing, claim_serving
 
     try:
-        claim(database.database)
+        claim_serving()
     except AlreadyServing as error:
         _stop(error, 3)  # gunicorn's "worker failed to boot": the master stops too
     return app

@@ -20,6 +20,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from .database_name import described
 from .db import database
 from .errors import StorageUnavailable
 
@@ -84,7 +85,7 @@ def failed(error):
     cause = cause_of(error)
     if cause is not None:
         database.storage_failed(
-            f"The database {database.shown_name} cannot take writes: {CAUSES[cause]}. "
+            f"The database {described()} cannot take writes: {CAUSES[cause]}. "
             f"Requests that write answer 503 {StorageUnavailable.code} until it can: "
             f"{_ADVICE[cause]} (no restart needed).",
             # A full disk leaves connections sound. Closed, the last one would

@@ -6,10 +6,11 @@ import functools
 import json
 
 import click
+from peewee import OperationalError
 
-from .. import __version__, create_app, storage
+from .. import __version__, create_app, database_name, storage
 from ..config import CONFIG_FILE_ENV, ConfigError, load_config, resolve_path
-from ..db import database
+from ..db import database, is_postgresql
 from ..errors import ApiError
 from ..migrate import apply_migrations
 
@@ -77,10 +78,21 @@ def _usable_storage():
     except click.ClickException:
         raise
     except Exception as error:
-        problem = storage.startup_problem(error, database.database)
+        problem = _startup_problem(error)
         if problem is None:
             raise
         raise BadConfiguration(problem) from error
+
+
+def _startup_problem(error):
+    """The file's problem on SQLite; on PostgreSQL, a server that cannot be
+    reached or refuses the URL's user (said by the server, in one line)."""
+    if not is_postgresql():
+        return storage.startup_problem(error, database.database)
+    if not isinstance(error, OperationalError):
+        return None
+    reason = str(error).strip().splitlines()[-1]
+    return f"cannot connect to the database {database_name.described()}: {reason}"
 
 
 def _checked_config(config_path, settings, creates_database, check):
@@ -121,8 +133,12 @@ def require_database(config):
         )
 
 
+def _database_file(config):
+    return resolve_path(config["DATABASE_PATH"])
+
+
 def database_path(app):
-    return resolve_path(app.config["DATABASE_PATH"])
+    return _database_file(app.config)
 
 
 def report_migrations(applied):

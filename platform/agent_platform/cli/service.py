@@ -5,10 +5,11 @@ import threading
 
 import click
 
+from ..database_name import described
 from ..db import database
 from ..migrate import apply_migrations
 from ..services import keys, users
-from .base import BadConfiguration, database_path, main, with_app
+from .base import BadConfiguration, main, with_app
 
 
 def _server_overrides(host, port, dev):
@@ -36,12 +37,12 @@ def _port_free(config):
 @with_app(overrides=_server_overrides, creates_database=True, check=_port_free)
 def serve(app, host, port, dev):
     """Migrate, then serve the API and run background jobs in one process."""
-    from ..instance import AlreadyServing, claim
+    from ..instance import AlreadyServing, claim_serving
     from ..server import exec_server, run_dev_server
 
-    click.echo(f"Database: {database_path(app)}", err=True)
+    click.echo(f"Database: {described()}", err=True)
     try:  # before the first key is made: it is shown only once
-        claim(database.database)
+        claim_serving()
     except AlreadyServing as error:
         raise click.ClickException(str(error)) from error
     first_key = _first_key_note(keys.ensure_first_admin_key())
@@ -88,7 +89,7 @@ def worker(app):
     """Run only the background jobs (for a split web/worker setup)."""
     from ..scheduler import build_scheduler, stop_taking_work
 
-    click.echo(f"Database: {database_path(app)}", err=True)
+    click.echo(f"Database: {described()}", err=True)
     database.close_all()
     scheduler = build_scheduler(app)
     stop = threading.Event()

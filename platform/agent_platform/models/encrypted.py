@@ -100,7 +100,8 @@ def rewrite_secrets(models, change):
     The caller holds the transaction."""
     changed = 0
     for model, field in secret_columns(models):
-        sql = f'UPDATE "{model._meta.table_name}" SET "{field.column_name}" = ? WHERE "id" = ?'
+        table, column, param = model._meta.table_name, field.column_name, database.param
+        sql = f'UPDATE "{table}" SET "{column}" = {param} WHERE "id" = {param}'
         for row_id, stored in _rows(model, field):
             new = field.rewrite(stored, change)
             if new != stored:

@@ -6,12 +6,16 @@ the queues themselves, each over an index that holds only what waits, so a
 scrape costs the same on a database of a million messages as on an empty
 one. Every query takes a workspace id, or None for every workspace (the
 operator's listen address); rows come back with the workspace id first.
+
+The queries are written once for both engines: `?` stands for the engine's
+placeholder (_execute), and SQLite's INDEXED BY, which only makes sure its
+planner takes the partial index, is left out on PostgreSQL, whose planner
+picks such an index by itself.
 """
 
 from peewee import CharField, CompositeKey, FloatField, ForeignKeyField, IntegerField, Model
 
-from ..db import database
-from .fastsql import execute
+from ..db import database, is_postgresql
 from .tenancy import Workspace
 
 
@@ -79,10 +83,10 @@ def message_tallies(workspace_id):
 
 def count_send_error(workspace_id, channel_type):
     """One more failed attempt to send a message (in the caller's transaction)."""
-    execute(
+    _execute(
         'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "errors")'
         ' VALUES (?, ?, 1) ON CONFLICT ("workspace_id", "channel_type")'
-        ' DO UPDATE SET "errors" = "errors" + 1',
+        ' DO UPDATE SET "errors" = "send_error_tally"."errors" + 1',
         workspace_id,
         channel_type,
     )
@@ -109,7 +113,7 @@ def reply_latency_tallies(workspace_id):
 def messages_to_send(workspace_id):
     """(workspace, queued messages) rows: the partial index of queued messages."""
     sql = (
-        'SELECT c."workspace_id", count(*) FROM "message" m INDEXED BY "message_queued"'
+        f'SELECT c."workspace_id", count(*) FROM "message" m {_indexed_by("message_queued")}'
         ' JOIN "conversation" c ON c."id" = m."conversation_id" WHERE m."status" = \'queued\''
     )
     return _rows(sql, workspace_id, column='c."workspace_id"', group=True)
@@ -119,8 +123,8 @@ def deliveries_due(workspace_id, now):
     """(workspace, pending deliveries whose next attempt is due) rows."""
     sql = (
         'SELECT w."workspace_id", count(*) FROM "delivery" d'
-        ' INDEXED BY "delivery_status_next_attempt_at"'
-        ' JOIN "webhook" w ON w."id" = d."webhook_id"'
+        + _indexed_by("delivery_status_next_attempt_at")
+        + ' JOIN "webhook" w ON w."id" = d."webhook_id"'
         ' WHERE d."status" = \'pending\' AND d."next_attempt_at" <= ?'
     )
     return _rows(sql, workspace_id, now, column='w."workspace_id"', group=True)
@@ -130,7 +134,8 @@ def replies_pending(workspace_id):
     """(workspace, state, jobs) rows: reply jobs waiting or being answered."""
     sql = (
         'SELECT "workspace_id", "status", count(*) FROM "reply_job"'
-        " INDEXED BY \"reply_job_status_due_at\" WHERE \"status\" IN ('pending', 'running')"
+        + _indexed_by("reply_job_status_due_at")
+        + " WHERE \"status\" IN ('pending', 'running')"
     )
     return _rows(sql, workspace_id, group=True, by='"status"')
 
@@ -144,18 +149,30 @@ def handoffs_waiting(workspace_id):
         ' WHERE c."workspace_id" = w."id" AND c."status" = \'handoff\') FROM "workspace" w'
     )
     if workspace_id is None:
-        return execute(sql).fetchall()
-    return execute(sql + ' WHERE w."id" = ?', workspace_id).fetchall()
+        return _execute(sql).fetchall()
+    return _execute(sql + ' WHERE w."id" = ?', workspace_id).fetchall()
 
 
 def workspace_ids():
-    return [row[0] for row in execute('SELECT "id" FROM "workspace" ORDER BY "id"').fetchall()]
+    return [row[0] for row in _execute('SELECT "id" FROM "workspace" ORDER BY "id"').fetchall()]
 
 
 def database_bytes():
-    """The database file's size: its pages (the write-ahead log apart)."""
-    pages = execute("PRAGMA page_count").fetchone()[0]
-    return pages * execute("PRAGMA page_size").fetchone()[0]
+    """The database's size: the SQLite file's pages (the write-ahead log
+    apart), or what PostgreSQL's pg_database_size tells."""
+    if is_postgresql():
+        return _execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    pages = _execute("PRAGMA page_count").fetchone()[0]
+    return pages * _execute("PRAGMA page_size").fetchone()[0]
+
+
+def _indexed_by(index):
+    return "" if is_postgresql() else f' INDEXED BY "{index}"'
+
+
+def _execute(sql, *params):
+    """`sql` with `?` for each of `params`, on either engine."""
+    return database.execute_sql(sql.replace("?", database.param), params)
 
 
 def _rows(sql, workspace_id, *params, column='"workspace_id"', group=False, by=None):
@@ -166,4 +183,4 @@ def _rows(sql, workspace_id, *params, column='"workspace_id"', group=False, by=N
         params.append(workspace_id)
     if group:
         sql += f" GROUP BY {column}" + (f", {by}" if by else "")
-    return execute(sql, *params).fetchall()
+    return _execute(sql, *params).fetchall()

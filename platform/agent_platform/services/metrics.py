@@ -156,6 +156,7 @@ def _replies_pending(workspaces, rows):
 def _database_size():
     return GaugeMetricFamily(
         PREFIX + "database_size_bytes",
-        "Size of the SQLite database file (its write-ahead log apart)",
+        "Size of the database: the SQLite file (its write-ahead log apart), "
+        "or pg_database_size on PostgreSQL",
         value=figures.database_bytes(),
     )

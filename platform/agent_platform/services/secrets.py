@@ -10,7 +10,8 @@ start with the file named, instead of failing later on one request.
 import logging
 
 from .. import secretbox
-from ..db import database, transaction
+from ..database_name import described
+from ..db import database, is_postgresql, transaction
 from ..models import ALL_MODELS
 from ..models.encrypted import rewrite_secrets, stored_secrets
 from ..secretbox import KeyFile, SecretsError
@@ -28,7 +29,7 @@ def secure_stored_secrets():
         _create_key(ring, encrypted)
     if any(not ring.opens(value) for value in encrypted):
         raise SecretsError(
-            f"{ring.source.describe()} cannot decrypt the secrets stored in {database.shown_name}: "
+            f"{ring.source.describe()} cannot decrypt the secrets stored in {described()}: "
             "it is not the key they were encrypted with. Put back the key file from your "
             "backup of this database (or point secrets.key_file or secrets.key at it)."
         )
@@ -44,7 +45,7 @@ def _create_key(ring, encrypted):
     """A first start: make the key file, unless secrets were encrypted before."""
     if encrypted or not isinstance(ring.source, KeyFile):
         raise SecretsError(
-            f"{ring.source.describe()} does not exist, but the database {database.shown_name} "
+            f"{ring.source.describe()} does not exist, but the database {described()} "
             f"holds {len(encrypted)} encrypted secrets. Restore the key file from your backup "
             "(or point secrets.key_file or secrets.key at it); a new key cannot read them."
         )
@@ -86,12 +87,20 @@ def rotate_key():
     secretbox.replace(source.old, "\n".join(ring.keys))
     secretbox.replace(source.path, secretbox.new_key())
     ring.refresh()
-    # Durable before the old keys go: with synchronous=NORMAL a power cut may
-    # roll back the last commit, which would leave rows under a deleted key.
-    database.execute_sql("PRAGMA synchronous = FULL")
-    try:
-        count = reencrypt()
-    finally:
-        database.execute_sql("PRAGMA synchronous = NORMAL")
+    count = _durably(reencrypt)
     source.old.unlink()
     return count
+
+
+def _durably(change):
+    """`change()` with its commits on disk before it returns, as the old keys
+    go next: with SQLite's synchronous=NORMAL a power cut may roll back the
+    last commit, which would leave rows under a deleted key. (PostgreSQL's
+    commits are on disk already, synchronous_commit being on by default.)"""
+    if is_postgresql():
+        return change()
+    database.execute_sql("PRAGMA synchronous = FULL")
+    try:
+        return change()
+    finally:
+        database.execute_sql("PRAGMA synchronous = NORMAL")
