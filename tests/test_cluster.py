@@ -44,17 +44,18 @@ def environ_for(settings):
     return environ
 
 
-def started(arguments, environ):
-    return subprocess.Popen(
-        [sys.executable, "app.py", *arguments],
-        cwd=ROOT,
-        env=environ,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def started(arguments, environ, log):
+    with open(log, "a") as errors:  # what a process says when it fails
+        return subprocess.Popen(
+            [sys.executable, "-m", "agent_platform", *arguments],
+            cwd=ROOT,
+            env=environ,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
 
 
-def answering(base, seconds=30):
+def answering(base, log, seconds=30):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
@@ -63,7 +64,7 @@ def answering(base, seconds=30):
         except requests.RequestException:
             pass
         time.sleep(0.1)
-    pytest.fail(f"{base} never answered")
+    pytest.fail(f"{base} never answered:\n{log.read_text()[-3000:]}")
 
 
 def stop(process):
@@ -98,10 +99,11 @@ def cluster(postgres_server, peers, tmp_path):
     environ = environ_for(settings)
     port_a, port_b = free_port(), free_port()
     with serving(["--port", str(port_a)], environ, port_a) as (base_a, lines):
-        processes = [started(["serve", "--port", str(port_b)], environ)]
-        processes += [started(["worker"], environ) for _ in range(2)]
+        log = tmp_path / "processes.log"
+        processes = [started(["serve", "--port", str(port_b)], environ, log)]
+        processes += [started(["worker"], environ, log) for _ in range(2)]
         base_b = f"http://127.0.0.1:{port_b}"
-        answering(base_b)
+        answering(base_b, log)
         key = lines[1].strip()
         try:
             yield {"a": Api(base_a, key), "b": Api(base_b, key), "workers": processes[1:]}
@@ -149,14 +151,11 @@ def test_a_burst_on_two_servers_with_a_worker_killed_loses_nothing(cluster, peer
         )
     assert statuses == [200] * BURST
     [conversation] = a.call("GET", "/v1/conversations")["data"]
-    messages = a.call("GET", f"/v1/conversations/{conversation['id']}/messages?limit=100")
-    listed = len(messages["data"])
-    page = a.call(
-        "GET",
-        f"/v1/conversations/{conversation['id']}/messages?limit=100"
-        f"&starting_after={messages['data'][-1]['id']}",
-    )
-    assert listed + len(page["data"]) == BURST  # every message stored, once
+    path = f"/v1/conversations/{conversation['id']}/messages?limit=100&page="
+    pages = [a.call("GET", f"{path}{page}") for page in (1, 2)]
+    assert pages[0]["pagination"]["total"] == BURST  # every message stored, once
+    listed = {message["id"] for page in pages for message in page["data"]}
+    assert len(listed) == BURST  # and the pages list each once
     deadline = time.monotonic() + 60
     while len(received_at(receiver, "message.received")) < BURST and time.monotonic() < deadline:
         time.sleep(0.2)

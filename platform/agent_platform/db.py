@@ -345,6 +345,24 @@ def _init_sqlite(path, busy_timeout_seconds):
     return sqlite_database
 
 
+# PostgreSQL's SQLSTATEs of a transaction that failed for another's locks.
+_CONFLICTS = ("40P01", "40001")  # deadlock_detected, serialization_failure
+
+
+def conflicted(error):
+    """Whether `error` (or one in its chain) is a transaction that lost to a
+    concurrent one (PostgreSQL ends one of two that deadlock): trying the
+    whole transaction again is the answer. Never on SQLite, whose writers
+    take turns."""
+    for _ in range(8):
+        if error is None:
+            return False
+        if getattr(error, "sqlstate", None) in _CONFLICTS:
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def transaction():
     """A write transaction (on SQLite BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()

@@ -4,7 +4,11 @@ transaction (see GroupCommit). Used by the WhatsApp and Telegram intakes."""
 import threading
 
 from .. import storage
-from ..db import transaction
+from ..db import conflicted, transaction
+
+# Tries of a batch whose transaction lost to a concurrent one (a deadlock
+# between servers on PostgreSQL): every unit of work is idempotent.
+TRIES = 3
 
 
 class GroupCommit:
@@ -51,10 +55,7 @@ class GroupCommit:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]
         try:
-            with transaction():
-                for unit in batch:
-                    unit.execute()
-                    _abort_on_storage_failure(unit)
+            _commit(batch)
         except Exception as error:  # the COMMIT itself failed: nothing was stored
             for unit in batch:
                 unit.result, unit.error = None, error
@@ -73,12 +74,28 @@ class GroupCommit:
                 successor.wake.set()
 
 
-def _abort_on_storage_failure(unit):
+def _commit(batch):
+    """The batch in one transaction, tried again whole when it lost to a
+    concurrent one."""
+    for tried in range(1, TRIES + 1):
+        try:
+            with transaction():
+                for unit in batch:
+                    unit.execute()
+                    _abort_on_failure(unit)
+            return
+        except Exception as error:
+            if tried == TRIES or not conflicted(error):
+                raise
+
+
+def _abort_on_failure(unit):
     """A full or read-only disk fails the whole transaction: SQLite may have
     rolled it back already, and the units after it would be committed one
     statement at a time. Every POST of the batch then fails (503), and its
-    network sends it again."""
-    if unit.error is not None and storage.cause_of(unit.error):
+    network sends it again. A transaction that lost to a concurrent one
+    (conflicted) is rolled back to be tried again."""
+    if unit.error is not None and (storage.cause_of(unit.error) or conflicted(unit.error)):
         raise unit.error
 
 

@@ -6,6 +6,8 @@ messages are in `receipts`."""
 from collections import namedtuple
 from datetime import datetime
 
+from peewee import IntegrityError
+
 from ..channels.neutral import INBOUND_TYPES, InboundMessage
 from ..db import database, transaction
 from ..errors import NotFound, ValidationError
@@ -39,9 +41,21 @@ def receive_inbound(channel, inbound, now=None):
       and raises message.received.
     Returns InboundResult(message, duplicate). An inactive channel is
     CHANNEL_NOT_FOUND; a malformed InboundMessage is ValueError.
+
+    Another process storing the same new contact or message at the same
+    moment (several servers on one PostgreSQL database) makes a try fail on
+    a unique index: the try is rolled back and made once more, and then
+    finds what the other stored.
     """
     _check_inbound(inbound)
     now = now or utcnow()
+    try:
+        return _received(channel, inbound, now)
+    except IntegrityError:
+        return _received(channel, inbound, now)
+
+
+def _received(channel, inbound, now):
     with _atomic():
         channel, existing_id, known, current = _looked_up(channel, inbound)
         if existing_id is not None:  # a redelivery: plain SQL, it must stay cheap

@@ -24,7 +24,7 @@ included) and the original's URL.
 import logging
 
 from ... import storage
-from ...db import transaction
+from ...db import conflicted, transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
@@ -51,7 +51,7 @@ def store(channel, uidvalidity, uid, raw, now=None):
             return outcome
     except Exception as error:
         _forget(written)
-        if storage.cause_of(error):
+        if storage.cause_of(error) or conflicted(error):
             # A full or read-only disk ends: the mailbox stays where it was,
             # and the next poll reads this mail again (skipping it would lose it).
             raise

@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from flask import current_app
 
 from ... import scheduler, storage
-from ...db import transaction
+from ...db import conflicted, transaction
 from ...models import Channel, ChannelEvent
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
@@ -71,7 +71,7 @@ def poll_channel(channel, now=None):
     except servers.MailError as error:
         return _refused(channel, error, now)
     except (imaplib.IMAP4.error, OSError) as error:
-        if storage.cause_of(error):
+        if storage.cause_of(error) or conflicted(error):
             raise  # the disk's failure, not the server's: the job logs it once
         title = f"The IMAP server failed while reading the mailbox ({servers.said(error)})"
         return _refused(channel, servers.MailError("IMAP_ERROR", title, True, "imap_fetch"), now)

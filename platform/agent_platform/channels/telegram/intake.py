@@ -13,6 +13,7 @@ fail again (and hold back every update after it in polling).
 import logging
 
 from ... import storage
+from ...db import conflicted
 from ...errors import NotFound, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
@@ -80,7 +81,7 @@ def _stored(channel, update, now):
     try:
         return APPLY[type(item)](channel, item, now)
     except Exception as error:
-        if storage.cause_of(error):
+        if storage.cause_of(error) or conflicted(error):
             raise  # nothing is stored: 503, and Telegram sends the update again
         log.exception(
             "Telegram update %s not stored on channel %s", update["update_id"], channel.id

@@ -22,7 +22,7 @@ import logging
 import re
 
 from ... import storage
-from ...db import transaction
+from ...db import conflicted, transaction
 from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
 from ...models import Channel, ChannelEvent, ChannelTask
@@ -117,7 +117,7 @@ def _applied(channel, item, now):
     try:
         return APPLY[type(item)](channel, item, now)
     except Exception as error:
-        if storage.cause_of(error):
+        if storage.cause_of(error) or conflicted(error):
             raise  # nothing is stored: 503, and Meta sends the callback again
         log.exception("WhatsApp item not stored on channel %s", channel.id)
         payload = {
