@@ -1,6 +1,6 @@
-"""Several processes on one PostgreSQL database (docs/postgresql.md): two
-`serve` processes and two `agent-platform worker` processes, each running the
-jobs, on a throwaway server. Whatever engine the rest of the suite runs on,
+"""Several processes on one PostgreSQL database, started as docs/postgresql.md's
+"Try it on one machine" says (migrate, two `serve`, a worker; and a second
+worker), each running the jobs, on a throwaway server. Whatever engine the rest of the suite runs on,
 these run on PostgreSQL: on SQLite a second process serving one file is
 refused (tests/test_one_server.py)."""
 
@@ -23,6 +23,7 @@ from test_cli import ROOT, free_port, serving
 from webhooks_helpers import Receiver
 from whatsapp_helpers import messages_payload, sign, text
 
+DOCS = ROOT / "docs" / "postgresql.md"
 BURST = 160  # customer messages, sent to both servers at once
 
 
@@ -36,6 +37,17 @@ class Api:
         )
         assert response.status_code == status, response.text
         return response.json()
+
+
+def documented_commands():
+    """The commands of docs/postgresql.md's "Try it on one machine", each
+    as its arguments: migrate, two servers and a worker."""
+    section = DOCS.read_text().split("### Try it on one machine", 1)[1]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.removesuffix("&").split()[1:] for line in block.splitlines()
+                if line.startswith("agent-platform ")]  # fmt: skip
+    assert [command[0] for command in commands] == ["migrate", "serve", "serve", "worker"]
+    return commands
 
 
 def environ_for(settings):
@@ -97,11 +109,15 @@ def cluster(postgres_server, peers, tmp_path):
         "TELEGRAM_POLL_SECONDS": 1,
     }
     environ = environ_for(settings)
-    port_a, port_b = free_port(), free_port()
-    with serving(["--port", str(port_a)], environ, port_a) as (base_a, lines):
-        log = tmp_path / "processes.log"
-        processes = [started(["serve", "--port", str(port_b)], environ, log)]
-        processes += [started(["worker"], environ, log) for _ in range(2)]
+    migrate, serve_a, serve_b, worker = documented_commands()
+    ports = {serve_a[-1]: free_port(), serve_b[-1]: free_port()}
+    port_a, port_b = ports[serve_a[-1]], ports[serve_b[-1]]
+    log = tmp_path / "processes.log"
+    started(migrate, environ, log).wait(timeout=60)
+    with serving([*serve_a[1:-1], str(port_a)], environ, port_a) as (base_a, lines):
+        processes = [started([*serve_b[:-1], str(port_b)], environ, log)]
+        # The documented worker, and one more: two of each, as in production.
+        processes += [started(worker, environ, log) for _ in range(2)]
         base_b = f"http://127.0.0.1:{port_b}"
         answering(base_b, log)
         key = lines[1].strip()
