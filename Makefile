@@ -28,10 +28,15 @@ run: $(VENV)/.runtime
 test: $(VENV)/.installed
 	$(BIN)/pytest
 
-# The tests that pass on PostgreSQL so far, run there (a throwaway server of
-# Debian's postgresql 15: tests/pg_server.py). PG_TESTS=... names others.
-PG_TESTS ?= tests/test_migrations_engines.py tests/test_agents.py tests/test_minted_keys.py \
-	tests/test_contacts.py tests/test_conversations.py
+# The test files that pass on PostgreSQL so far, run there (a throwaway server
+# of Debian's postgresql: tests/pg_server.py). PG_TESTS=... names others.
+PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
+	tests/test_agents.py tests/test_minted_keys.py tests/test_keys_service.py tests/test_auth.py \
+	tests/test_contacts.py tests/test_conversations.py tests/test_custom_fields.py \
+	tests/test_channels.py tests/test_messages.py tests/test_request_pipeline.py \
+	tests/test_errors.py tests/test_list_order.py tests/test_permissions.py tests/test_routes.py \
+	tests/test_leads.py tests/test_credits.py tests/test_interactions.py tests/test_mcp.py \
+	tests/test_fastsql.py tests/test_appointments.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 

@@ -1,7 +1,8 @@
-"""A throwaway PostgreSQL server for the tests: Debian's postgresql 15
-binaries, a cluster in a temporary directory, listening on 127.0.0.1 only
-(a free port) and on a unix socket in that directory, stopped and removed
-at the end. fsync is off: nothing in it needs to survive a crash.
+"""A throwaway PostgreSQL server for the tests: Debian's postgresql
+binaries (the newest installed, or TEST_POSTGRESQL_BIN's), a cluster in a
+temporary directory, listening on 127.0.0.1 only (a free port) and on a
+unix socket in that directory, stopped and removed at the end. fsync is
+off: nothing in it needs to survive a crash.
 
 initdb and postgres refuse to run as root; as root the server runs as the
 `postgres` user, in a directory made for it.
@@ -15,7 +16,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-BIN = Path(os.environ.get("TEST_POSTGRESQL_BIN", "/usr/lib/postgresql/15/bin"))
+
+def _newest_installed():
+    """Debian's newest postgresql binaries (/usr/lib/postgresql/<version>/bin)."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda bin: int(bin.parent.name))
+    return found[-1] if found else Path("/usr/lib/postgresql/15/bin")
+
+
+BIN = Path(os.environ.get("TEST_POSTGRESQL_BIN") or _newest_installed())
 SUPERUSER = "agent_platform_test"
 
 

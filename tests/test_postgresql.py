@@ -74,6 +74,10 @@ def test_sqlite_stays_the_default(tmp_path):
             'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT ?',
             'SELECT * FROM (SELECT * FROM "t" WHERE "a" = %s) AS "listed" LIMIT %s',
         ),
+        (
+            'INSERT OR IGNORE INTO "t" ("a", "b") VALUES (?, ?)',
+            'INSERT INTO "t" ("a", "b") VALUES (%s, %s) ON CONFLICT DO NOTHING',
+        ),
         # SQLite's hint not to use an index; arithmetic keeps its +.
         (
             'WHERE "a" = ? AND +"b" = ? AND "rows" + 1 > 0',
@@ -90,3 +94,12 @@ def test_a_statement_without_parameters_keeps_its_percent_signs():
     assert postgresql_statement(sqlite, parameters=False) == (
         "SELECT id FROM webhook WHERE is_active = true AND name LIKE 'a%' AND n % 2 = 0"
     )
+
+
+def test_messages_name_the_database_without_its_password(postgres_server):
+    url = new_postgres_database(postgres_server).replace("@", ":s3cret@", 1)
+    app = create_app({**OFFLINE, "DATABASE_URL": url})
+    with app.app_context():
+        shown = database.shown_name
+    database.close_all()
+    assert "s3cret" not in shown and shown == url.replace(":s3cret@", ":***@")

@@ -235,6 +235,17 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         """Whether the thread's connection is inside a transaction."""
         return self.connection().in_transaction
 
+    @property
+    def shown_name(self):
+        """The database as messages name it: the file's path."""
+        return self.database
+
+    def write_nothing(self):
+        """A write that changes nothing (storage.writes_problem): the user
+        version set to itself, which SQLite writes all the same."""
+        version = self.execute_sql("PRAGMA user_version").fetchone()[0]
+        self.execute_sql(f"PRAGMA user_version = {int(version)}")
+
     def execute_sql(self, sql, params=None):
         with self.turn_for(sql):
             return super().execute_sql(sql, params)

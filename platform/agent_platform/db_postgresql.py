@@ -17,7 +17,8 @@ connection is spent by it, as a server connection does not turn read-only.
 Statements written by hand for SQLite, with `?` parameters, run here in
 PostgreSQL's form (postgresql_statement): `%s` parameters, each other `%`
 doubled (psycopg's), and the boolean columns (INTEGER 0/1 on SQLite,
-BOOLEAN here) compared with false/true. A statement may be part peewee's,
+BOOLEAN here) compared with false/true, and INSERT OR IGNORE is INSERT ...
+ON CONFLICT DO NOTHING. A statement may be part peewee's,
 built for PostgreSQL already (pagination wraps a peewee query in SQL of its
 own): its `%s` parameters stay as they are. In a statement run without
 parameters, which psycopg sends as it is, only the booleans and the hints
@@ -30,6 +31,7 @@ import re
 import threading
 import time
 from functools import lru_cache
+from urllib.parse import urlsplit, urlunsplit
 
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
@@ -81,6 +83,20 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
     def execute_sql(self, sql, params=None):
         return super().execute_sql(postgresql_statement(sql, bool(params)), params)
 
+    @property
+    def shown_name(self):
+        """The database as messages name it: its URL without the password."""
+        parts = urlsplit(self.database)
+        if parts.password is None:
+            return self.database
+        address = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{address}"))
+
+    def write_nothing(self):
+        """A write that changes nothing (storage.writes_problem): the
+        transaction takes an id, so its commit is written to the WAL."""
+        self.execute_sql("SELECT pg_current_xact_id()")
+
     def turn_for(self, sql):
         """No write turns on PostgreSQL (see db.py): nothing to wait for."""
         return _NO_TURN
@@ -104,7 +120,13 @@ _TRUTH = {"0": "false", "1": "true"}
 def postgresql_statement(sql, parameters=True):
     """A statement written for SQLite, as PostgreSQL and psycopg take it.
     One run without `parameters` is sent as it is written: its `%` stay."""
-    return _SQLITE_FORMS.sub(_with_parameters if parameters else _postgresql_form, sql)
+    sql = _SQLITE_FORMS.sub(_with_parameters if parameters else _postgresql_form, sql)
+    if sql.startswith(_INSERT_OR_IGNORE):  # a row a unique index already holds is skipped
+        sql = f"INSERT INTO{sql[len(_INSERT_OR_IGNORE) :]} ON CONFLICT DO NOTHING"
+    return sql
+
+
+_INSERT_OR_IGNORE = "INSERT OR IGNORE INTO"
 
 
 def _with_parameters(match):

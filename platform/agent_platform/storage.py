@@ -84,7 +84,7 @@ def failed(error):
     cause = cause_of(error)
     if cause is not None:
         database.storage_failed(
-            f"The database {database.database} cannot take writes: {CAUSES[cause]}. "
+            f"The database {database.shown_name} cannot take writes: {CAUSES[cause]}. "
             f"Requests that write answer 503 {StorageUnavailable.code} until it can: "
             f"{_ADVICE[cause]} (no restart needed).",
             # A full disk leaves connections sound. Closed, the last one would
@@ -105,12 +105,11 @@ def writes_problem():
     """Why the database cannot take writes now (a client's cause), or None.
 
     A write is committed, so it really reaches the disk (a write rolled back
-    never leaves memory, and proved nothing); it changes nothing, setting the
-    user version to itself, which SQLite writes all the same."""
+    never leaves memory, and proved nothing); it changes nothing (see
+    write_nothing in db.py and db_postgresql.py)."""
     try:
         with database.atomic():
-            version = database.execute_sql("PRAGMA user_version").fetchone()[0]
-            database.execute_sql(f"PRAGMA user_version = {int(version)}")
+            database.write_nothing()
     except Exception as error:
         cause = failed(error)
         if cause is None:

@@ -8,6 +8,7 @@ from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, UtcDateTimeField, WorkspaceScoped, utcnow
 from .contacts import Contact
 from .conversations import Conversation
+from .dialect import engine
 from .fastsql import execute
 from .messages import Message
 from .tenancy import Workspace
@@ -100,7 +101,13 @@ class Appointment(TimestampedModel, WorkspaceScoped):
 
     @classmethod
     def overlapping(cls, workspace_id, agent_id, start, end, buffer, exclude_id=None):
-        """Active appointments of the calendar closer than `buffer` to [start, end)."""
+        """Active appointments of the calendar closer than `buffer` to [start,
+        end); the calendar stays locked until the transaction ends, so no
+        other booking can come between this check and the insert after it
+        (SQLite's write lock, BEGIN IMMEDIATE, is held already; PostgreSQL
+        locks rows, not a slot no row holds yet)."""
+        if engine.postgresql:
+            execute("SELECT pg_advisory_xact_lock(hashtext(?))", f"{workspace_id}/{agent_id}")
         owner = cls.agent.is_null() if agent_id is None else cls.agent == agent_id
         query = cls.in_workspace(workspace_id).where(
             owner,

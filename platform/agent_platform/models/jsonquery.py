@@ -1,5 +1,5 @@
 """Conditions on the members of stored JSON objects (contacts' custom
-fields), in each engine's form: SQLite's JSON1 functions, PostgreSQL's
+fields, messages' metadata), in each engine's form: SQLite's JSON1 functions, PostgreSQL's
 jsonb operators on the text column cast to jsonb."""
 
 import json
@@ -34,6 +34,14 @@ def array_holds(column, key, value):
         ),
         glue="",
     )
+
+
+def member_text_sql(column_sql, *keys):
+    """SQL text reading the member at `keys` (nested) of the JSON object in
+    the column `column_sql` (written as SQL), for statements written by hand."""
+    if engine.postgresql:
+        return f"({column_sql}::jsonb #>> '{{{','.join(keys)}}}')"
+    return f"json_extract({column_sql}, '$.{'.'.join(keys)}')"
 
 
 def _path(key):

@@ -1,7 +1,7 @@
 """Interactions: the conversations seen as the team's work items. One
 query with combinable filters, and closing (one, or many at once)."""
 
-from peewee import SQL, fn
+from peewee import SQL, Value, fn
 
 from ..db import transaction
 from ..errors import ValidationError
@@ -57,7 +57,7 @@ def _unread(workspace_id, value):
 def _tags(workspace_id, tags):
     field = CustomField.active_named(workspace_id, LEAD_TAGS_FIELD)
     if field is None:
-        return SQL("0")  # no contact is tagged yet
+        return Value(False)  # no contact is tagged yet
     tagged = Contact.select(Contact.id).where(Contact.workspace == workspace_id)
     for tag in tags:
         tagged = tagged.where(jsonquery.array_holds(Contact.custom_fields, field.id, tag))

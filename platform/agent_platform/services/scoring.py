@@ -9,7 +9,7 @@ contact and the workspace's few rules: never a scan of messages per request.
 """
 
 from ..events import emit
-from ..models import Contact, Lead, Message, SalesSettings, ScoringRule, fastsql
+from ..models import Contact, Lead, Message, SalesSettings, ScoringRule, fastsql, jsonquery
 from ..models.leads import QUALIFIABLE
 from . import formats
 
@@ -104,9 +104,10 @@ def rescore_workspace(workspace_id, now):
 
 def history_facts(contact_id):
     """The facts of a contact's past messages, read once when its lead is made."""
+    intention = jsonquery.member_text_sql('"m"."metadata"', "intention", "id")
     sql = (
         'SELECT "m"."conversation_id", "m"."direction", "m"."created_at", '
-        """json_extract("m"."metadata", '$.intention.id') FROM "message" AS "m" """
+        f'{intention} FROM "message" AS "m" '
         'JOIN "conversation" AS "c" ON "c"."id" = "m"."conversation_id" '
         'WHERE "c"."contact_id" = ? ORDER BY "m"."conversation_id", "m"."created_at", "m"."id"'
     )

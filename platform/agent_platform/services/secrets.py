@@ -28,7 +28,7 @@ def secure_stored_secrets():
         _create_key(ring, encrypted)
     if any(not ring.opens(value) for value in encrypted):
         raise SecretsError(
-            f"{ring.source.describe()} cannot decrypt the secrets stored in {database.database}: "
+            f"{ring.source.describe()} cannot decrypt the secrets stored in {database.shown_name}: "
             "it is not the key they were encrypted with. Put back the key file from your "
             "backup of this database (or point secrets.key_file or secrets.key at it)."
         )
@@ -44,7 +44,7 @@ def _create_key(ring, encrypted):
     """A first start: make the key file, unless secrets were encrypted before."""
     if encrypted or not isinstance(ring.source, KeyFile):
         raise SecretsError(
-            f"{ring.source.describe()} does not exist, but the database {database.database} "
+            f"{ring.source.describe()} does not exist, but the database {database.shown_name} "
             f"holds {len(encrypted)} encrypted secrets. Restore the key file from your backup "
             "(or point secrets.key_file or secrets.key at it); a new key cannot read them."
         )
