@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from agent_platform.cli import main
 from agent_platform.events import delivery
 from agent_platform.services import billing
+from conftest import database_environ
 from conversations_helpers import events
 from webhooks_helpers import Receiver, register
 
@@ -30,10 +31,7 @@ def settings(tmp_path):
 
 @pytest.fixture
 def cli(app):
-    environ = {
-        "AGENT_PLATFORM_DATABASE_PATH": app.config["DATABASE_PATH"],
-        "AGENT_PLATFORM_PLAN_TRIAL_WARNING_DAYS": "3",
-    }
+    environ = {**database_environ(app), "AGENT_PLATFORM_PLAN_TRIAL_WARNING_DAYS": "3"}
 
     def run(*args, code=0):
         result = CliRunner().invoke(main, list(args), env=environ)

@@ -4,6 +4,7 @@ kind of change, and listings report them as their totals."""
 from agent_platform.db import database, transaction
 from agent_platform.models import ALL_MODELS, CustomField, Workspace
 from agent_platform.services import keys
+from conftest import ON_POSTGRESQL
 
 COUNTED_MODELS = [model for model in ALL_MODELS if getattr(model, "COUNTED_BY", None)]
 
@@ -36,9 +37,15 @@ def total(caller, query=""):
     return page["pagination"]["total"]
 
 
+# The triggers in each engine's catalog.
+TRIGGERS = {
+    False: "SELECT name FROM sqlite_master WHERE type = 'trigger'",
+    True: "SELECT tgname FROM pg_trigger WHERE NOT tgisinternal",
+}
+
+
 def test_every_counted_model_has_its_triggers(app):
-    listed = database.execute_sql("SELECT name FROM sqlite_master WHERE type = 'trigger'")
-    triggers = {row[0] for row in listed}
+    triggers = {row[0] for row in database.execute_sql(TRIGGERS[ON_POSTGRESQL])}
     assert COUNTED_MODELS
     for model in COUNTED_MODELS:
         table = model._meta.table_name

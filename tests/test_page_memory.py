@@ -1,14 +1,17 @@
 """Pages of counted listings are served again from memory while the version
 of their rows stands (models/pagination.py), and never once it has moved."""
 
+import contextlib
 import sqlite3
 
 from agent_platform import create_app
 from agent_platform.db import database, transaction
+from agent_platform.db_postgresql import postgresql_statement
 from agent_platform.models.pagination import RENDERED_PAGES, PageRequest, RenderedPages
 from agent_platform.models.sqljson import RawJson
 from agent_platform.services import custom_fields
-from conftest import OFFLINE, Caller
+from conftest import OFFLINE, ON_POSTGRESQL, Caller, new_postgres_database
+from sql_trace import RENDERING, statements_traced
 
 PAGE = "/v1/custom-fields?limit=3"
 
@@ -23,6 +26,29 @@ def page(caller, query=PAGE):
     response = caller.get(query)
     assert response.status_code == 200, response.get_json()
     return response.get_json()
+
+
+def another_connection():
+    """A connection of its own to the test's database (closed on leaving)."""
+    if ON_POSTGRESQL:
+        import psycopg
+
+        return psycopg.connect(database.database)
+    return contextlib.closing(sqlite3.connect(database.database))
+
+
+def copied_database(tmp_path, request):
+    """The settings naming a copy of the test's database, as it is now."""
+    if ON_POSTGRESQL:
+        database.close_all()  # a template database has no connections
+        name = database.database.rsplit("/", 1)[1]
+        return {
+            "DATABASE_URL": new_postgres_database(request.getfixturevalue("postgres_server"), name)
+        }
+    copy = tmp_path / "copy.db"
+    with sqlite3.connect(database.database) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    return {}
 
 
 def assert_page_is_current(caller, query=PAGE):
@@ -45,13 +71,8 @@ def assert_page_is_current(caller, query=PAGE):
 
 def statements_run(caller, query=PAGE):
     """The SQL statements a request for `query` runs on this thread's connection."""
-    seen = []
-    connection = database.connection()
-    connection.set_trace_callback(seen.append)
-    try:
+    with statements_traced() as seen:
         page(caller, query)
-    finally:
-        connection.set_trace_callback(None)
     return seen
 
 
@@ -60,12 +81,12 @@ def test_a_page_asked_again_is_not_rendered_again(caller):
         create(caller, f"field {i}")
     first = statements_run(caller)
     again = statements_run(caller)
-    assert any("printf(" in sql for sql in first)
-    assert not any("printf(" in sql for sql in again)
+    assert any(RENDERING in sql for sql in first)
+    assert not any(RENDERING in sql for sql in again)
     assert any('"row_count"' in sql for sql in again)
     kept = page(caller)
     RENDERED_PAGES._pages.clear()  # forgotten: the next page is rendered anew
-    assert any("printf(" in sql for sql in statements_run(caller))
+    assert any(RENDERING in sql for sql in statements_run(caller))
     assert kept == page(caller)
 
 
@@ -85,7 +106,7 @@ def test_every_change_through_the_api_shows_on_the_next_page(caller, other):
 
     # Another workspace's change moves none of this listing's versions.
     create(other, "theirs")
-    assert not any("printf(" in sql for sql in statements_run(caller))
+    assert not any(RENDERING in sql for sql in statements_run(caller))
 
 
 def test_changes_by_another_writer_show_on_the_next_page(caller):
@@ -94,19 +115,16 @@ def test_changes_by_another_writer_show_on_the_next_page(caller):
     assert_page_is_current(caller, PAGE + "&include_archived=true")
 
     # Another connection, as the CLI or a second process would write.
-    writer = sqlite3.connect(database.database)
-    try:
+    with another_connection() as writer:
         for sql, params in (
             ('UPDATE "custom_field" SET "display_order" = 7 WHERE "id" = ?', (ids[3],)),
-            ('UPDATE "custom_field" SET "is_archived" = 1 WHERE "id" = ?', (ids[2],)),
+            ('UPDATE "custom_field" SET "is_archived" = ? WHERE "id" = ?', (True, ids[2])),
             ('DELETE FROM "custom_field" WHERE "id" = ?', (ids[1],)),
         ):
-            writer.execute(sql, params)
+            writer.execute(postgresql_statement(sql) if ON_POSTGRESQL else sql, params)
             writer.commit()
             assert_page_is_current(caller)
             assert_page_is_current(caller, PAGE + "&include_archived=true")
-    finally:
-        writer.close()
     assert page(caller)["data"][0]["display_order"] == 7
 
 
@@ -164,16 +182,14 @@ def test_kept_pages_are_bounded_and_answer_only_their_version():
     assert pages.get("b", 1).text == "[7,8]"
 
 
-def test_a_page_of_another_database_file_is_never_served(caller, tmp_path):
+def test_a_page_of_another_database_file_is_never_served(caller, tmp_path, request):
     ids = [create(caller, f"field {i}") for i in range(2)]
-    copy = tmp_path / "copy.db"
-    with sqlite3.connect(database.database) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
+    copy = copied_database(tmp_path, request)
     # The same workspace at the same version in both files, with other rows.
     caller.patch(f"/v1/custom-fields/{ids[0]}", json={"name": "here"})
     assert page(caller)["data"][1]["name"] == "here"
 
-    elsewhere = create_app({**OFFLINE, "DATABASE_PATH": str(copy)})
+    elsewhere = create_app({**OFFLINE, "DATABASE_PATH": str(tmp_path / "copy.db"), **copy})
     with elsewhere.app_context():
         there = Caller(elsewhere.test_client(), caller.key, caller.workspace_id)
         there.patch(f"/v1/custom-fields/{ids[0]}", json={"name": "there"})

@@ -1,7 +1,7 @@
 import pytest
 
-from agent_platform.db import database
 from conftest import assert_error
+from sql_trace import statements_traced
 
 
 @pytest.fixture
@@ -90,13 +90,8 @@ def six_contacts(caller):
 
 def statements_run(request):
     """The SQL statements a request ran on this thread's connection."""
-    statements = []
-    connection = database.connection()
-    connection.set_trace_callback(statements.append)
-    try:
+    with statements_traced() as statements:
         body = request().get_json()
-    finally:
-        connection.set_trace_callback(None)
     return body, statements
 
 

@@ -84,6 +84,11 @@ def test_sqlite_stays_the_default(tmp_path):
             'WHERE "a" = ? AND +"b" = ? AND "rows" + 1 > 0',
             'WHERE "a" = %s AND "b" = %s AND "rows" + 1 > 0',
         ),
+        # ... on a qualified name too; a sum of qualified names keeps its +.
+        (
+            'WHERE (+c."a" = ? AND +"b" = 1) AND c."n" + c."m" > 0',
+            'WHERE (c."a" = %s AND "b" = 1) AND c."n" + c."m" > 0',
+        ),
     ],
 )
 def test_statements_written_for_sqlite_run_in_postgresql_form(sqlite, postgresql):

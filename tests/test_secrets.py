@@ -4,7 +4,6 @@ key stops every command with the key file named."""
 
 import json
 import os
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from agent_platform.db import database
 from agent_platform.events import delivery
 from agent_platform.migrate import apply_migrations
 from agent_platform.services import secrets, sending
+from conftest import database_environ
 from conversations_helpers import WA_SETTINGS, data, make_channel, make_contact
 from graph_stub import GraphStub
 from webhooks_helpers import Receiver, raise_event, register
@@ -82,10 +82,9 @@ def file_bytes(path):
     )
 
 
-def raw_secrets(path):
-    """Every stored secret value, read with sqlite3 itself."""
-    connection = sqlite3.connect(path)
-    rows = connection.execute(
+def raw_secrets():
+    """Every stored secret value, as stored (read with SQL, past the models)."""
+    rows = database.execute_sql(
         "SELECT secret FROM webhook UNION ALL SELECT previous_secret FROM webhook"
     ).fetchall()
     values = [row[0] for row in rows]
@@ -95,13 +94,13 @@ def raw_secrets(path):
         ("agent", "settings", {"api_key"}),
         ("mcp_server", "headers", None),
     ):  # fmt: skip
-        for (text,) in connection.execute(f"SELECT {column} FROM {table}"):
+        for (text,) in database.execute_sql(f"SELECT {column} FROM {table}"):
             document = json.loads(text)
             values += [v for k, v in document.items() if keys is None or k in keys]
-    connection.close()
     return values
 
 
+@pytest.mark.sqlite_only(reason="reads the database file's bytes and checkpoints its WAL")
 def test_the_database_file_holds_no_secret_in_plain_text(app, stored):
     path = app.config["DATABASE_PATH"]
     before_checkpoint = file_bytes(path)
@@ -111,7 +110,7 @@ def test_the_database_file_holds_no_secret_in_plain_text(app, stored):
     for secret in stored["plain"]:
         assert secret.encode() not in before_checkpoint, secret
         assert secret.encode() not in after_checkpoint, secret
-    found = raw_secrets(path)
+    found = raw_secrets()
     assert len(found) == len(stored["plain"])
     assert all(value.startswith("enc:v1:") for value in found)
 
@@ -135,25 +134,22 @@ def test_the_api_signatures_and_sends_work_as_before(app, caller, stored, receiv
     assert request.headers["authorization"] == f"Bearer {WA_SETTINGS['access_token']}"
 
 
-def _make_plain(path):
+def _make_plain():
     """Store the secrets in plain text, as the service did before encrypting."""
-    connection = sqlite3.connect(path)
-    connection.execute("UPDATE webhook SET secret = 'whsec_cGxhaW4tc2VjcmV0LWJlZm9yZQ=='")
     settings = {**WA_SETTINGS, "mark_read": True}
-    connection.execute(
-        "UPDATE channel SET settings = ? WHERE type = 'whatsapp'", (json.dumps(settings),)
-    )
-    connection.commit()
-    connection.close()
+    with database.atomic():
+        database.execute_sql("UPDATE webhook SET secret = 'whsec_cGxhaW4tc2VjcmV0LWJlZm9yZQ=='")
+        database.execute_sql(
+            "UPDATE channel SET settings = ? WHERE type = 'whatsapp'", (json.dumps(settings),)
+        )
 
 
 def test_plain_rows_from_before_are_encrypted_by_the_migration_step(app, caller, stored, receiver):
-    path = app.config["DATABASE_PATH"]
     database.close_all()
-    _make_plain(path)
-    assert "whsec_cGxhaW4tc2VjcmV0LWJlZm9yZQ==" in raw_secrets(path)
+    _make_plain()
+    assert "whsec_cGxhaW4tc2VjcmV0LWJlZm9yZQ==" in raw_secrets()
     assert apply_migrations() == []
-    assert all(value.startswith("enc:v1:") for value in raw_secrets(path))
+    assert all(value.startswith("enc:v1:") for value in raw_secrets())
     assert secrets.secure_stored_secrets() == 0  # idempotent
     raise_event(caller.workspace_id, "message.sent", {"id": "m1"})
     delivery.deliver_due()
@@ -178,7 +174,7 @@ def test_the_key_file_is_made_beside_the_database_with_mode_0600(app, stored):
 def test_rotation_re_encrypts_everything_and_the_old_key_alone_reads_nothing(
     app, caller, stored, receiver
 ):
-    path, db_path = key_file(app), app.config["DATABASE_PATH"]
+    path = key_file(app)
     old = Fernet(path.read_text().strip())
     result = CliRunner().invoke(main, ["secrets", "rotate-key"], env=_cli_env(app))
     assert result.exit_code == 0, result.output
@@ -186,7 +182,7 @@ def test_rotation_re_encrypts_everything_and_the_old_key_alone_reads_nothing(
     assert "Re-encrypted 7 rows" in result.output
     assert not path.with_name("secrets.key.old").exists()
     new = Fernet(path.read_text().strip())
-    for value in raw_secrets(db_path):
+    for value in raw_secrets():
         token = value.removeprefix("enc:v1:").encode()
         with pytest.raises(InvalidToken):
             old.decrypt(token)
@@ -198,11 +194,11 @@ def test_rotation_re_encrypts_everything_and_the_old_key_alone_reads_nothing(
 
 
 def _cli_env(app, **extra):
-    return {"AGENT_PLATFORM_DATABASE_PATH": app.config["DATABASE_PATH"], **extra}
+    return {**database_environ(app), **extra}
 
 
 def test_a_rotation_that_crashes_half_way_loses_nothing(app, stored, monkeypatch):
-    path, db_path = key_file(app), app.config["DATABASE_PATH"]
+    path = key_file(app)
     first = path.read_text().strip()
 
     def crash():
@@ -219,9 +215,7 @@ def test_a_rotation_that_crashes_half_way_loses_nothing(app, stored, monkeypatch
     assert result.exit_code == 0, result.output
     assert not path.with_name("secrets.key.old").exists()
     final = Fernet(path.read_text().strip())
-    decrypted = [
-        final.decrypt(v.removeprefix("enc:v1:").encode()).decode() for v in raw_secrets(db_path)
-    ]
+    decrypted = [final.decrypt(v.removeprefix("enc:v1:").encode()).decode() for v in raw_secrets()]
     assert sorted(decrypted) == sorted(stored["plain"])
 
 
@@ -296,9 +290,7 @@ def test_a_running_service_reads_the_rotated_key_without_a_restart(app, caller, 
     running = secretbox.KeyRing(secretbox.KeyFile(key_file(app)))
     before = running.seal("written before")
     secrets.rotate_key()
-    connection = sqlite3.connect(app.config["DATABASE_PATH"])
-    [(settings,)] = connection.execute("SELECT settings FROM agent").fetchall()
-    connection.close()
+    [(settings,)] = database.execute_sql("SELECT settings FROM agent").fetchall()
     assert running.open(json.loads(settings)["api_key"]) == MODEL_KEY  # new key read again
     after = running.seal("written after")
     new = Fernet(key_file(app).read_text().strip())

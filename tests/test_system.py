@@ -4,6 +4,7 @@ import pytest
 from click.testing import CliRunner
 
 from agent_platform.cli import main
+from conftest import ON_POSTGRESQL, database_environ
 
 
 def test_health_ok(client):
@@ -22,8 +23,7 @@ def test_health_changes_nothing(client, app):
 
 
 def test_maintenance_from_the_cli_takes_effect_without_restart(client, app):
-    config = app.config["DATABASE_PATH"]
-    environ = {"AGENT_PLATFORM_DATABASE_PATH": config}
+    environ = database_environ(app)
     result = CliRunner().invoke(main, ["maintenance", "on"], env=environ)
     assert result.exit_code == 0, result.output
     response = client.get("/v1/health")
@@ -47,18 +47,27 @@ def test_maintenance_from_config(client):
     assert response.get_json()["status"] == "maintenance"
 
 
-def test_degraded_when_the_database_fails(client, app):
-    path = app.config["DATABASE_PATH"]
+def test_degraded_when_the_database_fails(client, app, request):
     from agent_platform.db import database
 
     database.close()
     database.close_all()
+    if ON_POSTGRESQL:  # the server refuses every new connection to it
+        name = app.config["DATABASE_URL"].rsplit("/", 1)[1]
+        server = request.getfixturevalue("postgres_server")
+        server.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+    else:
+        _spoil(app.config["DATABASE_PATH"])
+    response = client.get("/v1/health")
+    assert response.status_code == 503
+    assert response.get_json()["status"] == "degraded"
+    assert response.get_json()["reason"] == "the database does not answer"
+
+
+def _spoil(path):
+    """The database file replaced by bytes SQLite cannot read."""
     for suffix in ("", "-wal", "-shm"):
         if os.path.exists(path + suffix):
             os.remove(path + suffix)
     with open(path, "wb") as handle:
         handle.write(b"this is not a database file at all" * 100)
-    response = client.get("/v1/health")
-    assert response.status_code == 503
-    assert response.get_json()["status"] == "degraded"
-    assert response.get_json()["reason"] == "the database does not answer"

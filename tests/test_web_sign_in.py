@@ -106,10 +106,11 @@ def test_failed_sign_ins_per_account_are_limited_and_say_when_to_retry(app, clie
     assert sign_in(client, email="nobody@example.com").status_code == 429
 
 
-def test_the_limit_survives_a_restart(settings, client, caller, ana):
+def test_the_limit_survives_a_restart(settings, database_url, client, caller, ana):
     for _ in range(3):
         sign_in(client, password="wrong password")
-    restarted = create_app(settings).test_client()
+    on_server = {"DATABASE_URL": database_url} if database_url else {}
+    restarted = create_app({**settings, **on_server}).test_client()
     assert sign_in(restarted).status_code == 429
 
 

@@ -6,6 +6,7 @@ from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
 from .encrypted import SecretsJSONField
 from .fastsql import execute, from_rows
+from .names import same_name
 from .tenancy import Workspace
 
 # Settings that are written but never read back (the API shows `<name>_set`),
@@ -58,7 +59,7 @@ class Channel(TimestampedModel, WorkspaceScoped):
     @classmethod
     def named(cls, workspace_id, name, excluding_id=None):
         """The active channel called `name` (any case, Unicode folding), if any."""
-        query = cls.in_workspace(workspace_id).where(cls.name.collate("UNICODE_NOCASE") == name)
+        query = cls.in_workspace(workspace_id).where(same_name(cls.name, name))
         if excluding_id:
             query = query.where(cls.id != excluding_id)
         return query.first()

@@ -4,6 +4,7 @@ from peewee import BooleanField, CharField, ForeignKeyField, IntegerField
 
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .fastsql import Listing
+from .names import same_name
 from .sqljson import JsonForm
 from .tenancy import Workspace
 
@@ -58,7 +59,7 @@ class CustomField(TimestampedModel, WorkspaceScoped):
         """The non-archived field called `name` (any case, Unicode folding), if any."""
         query = cls.in_workspace(workspace_id).where(
             cls.is_archived == False,  # noqa: E712
-            cls.name.collate("UNICODE_NOCASE") == name,
+            same_name(cls.name, name),
         )
         if excluding_id:
             query = query.where(cls.id != excluding_id)
@@ -69,6 +70,6 @@ class CustomField(TimestampedModel, WorkspaceScoped):
         """An archived field called `name` (any case, as active_named folds it), if any."""
         return (
             cls.in_workspace(workspace_id)
-            .where(cls.is_archived == True, cls.name.collate("UNICODE_NOCASE") == name)  # noqa: E712
+            .where(cls.is_archived == True, same_name(cls.name, name))  # noqa: E712
             .first()
         )

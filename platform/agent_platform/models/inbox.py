@@ -3,9 +3,12 @@
 A page of the list is found in two steps: the ids in order, each status a
 range of one index read in its order (so page N costs what page 1 costs),
 then what the page shows of those few conversations. Times are compared as
-stored (text), the form cursors carry. The choices (which statuses, in
+stored (text), the form cursors carry; PostgreSQL's timestamps are read
+back in that form too (_as_stored). The choices (which statuses, in
 which order, what a row shows) are services/inbox.py's.
 """
+
+from datetime import datetime
 
 from peewee import CharField, CompositeKey, DateTimeField, ForeignKeyField, Model
 
@@ -14,12 +17,23 @@ from .appointments import Appointment
 from .clarifications import Clarification
 from .conversations import Conversation
 from .custom_fields import CustomField
+from .dialect import engine
 from .fastsql import execute, fetch_all
 from .messages import Message
 from .tenancy import Workspace
 
 # Unread messages are counted up to this (the page shows "99+").
 UNREAD_CAP = 100
+# Before every stored time, on either engine (a user who never read a conversation).
+_EARLIEST = "0001-01-01 00:00:00"
+
+
+def _as_stored(row):
+    """A row with its times as SQLite stores them (str(datetime)): the form
+    of cursors and of comparisons here. PostgreSQL's driver reads datetimes."""
+    if row is None or not engine.postgresql:
+        return row
+    return tuple(str(value) if isinstance(value, datetime) else value for value in row)
 
 
 class ConversationRead(Model):
@@ -61,7 +75,7 @@ def newest_message(conversation_id):
         'SELECT "created_at", "id" FROM "message" WHERE "conversation_id" = ? '
         'ORDER BY "created_at" DESC, "id" DESC LIMIT 1'
     )
-    return execute(sql, conversation_id).fetchone()
+    return _as_stored(execute(sql, conversation_id).fetchone())
 
 
 # -- The list ------------------------------------------------------------------
@@ -87,7 +101,7 @@ def ordered_ids(workspace_id, status, filters, after, limit, condition=None):
         f'SELECT "updated_at", "id" FROM "conversation" WHERE {" AND ".join(conditions)} '
         'ORDER BY "updated_at" DESC, "id" DESC LIMIT ?'
     )
-    return execute(sql, *params, limit).fetchall()
+    return [_as_stored(row) for row in execute(sql, *params, limit).fetchall()]
 
 
 def matching_keys(workspace_id, segments, filters, after, limit, matching):
@@ -117,7 +131,7 @@ def matching_keys(workspace_id, segments, filters, after, limit, matching):
         )
         params += [after[0], after[0], after[1], after[1], after[2]]
     sql += ' ORDER BY "segment", "updated_at" DESC, "id" DESC LIMIT ?'
-    return execute(sql, *statuses, *params, limit).fetchall()
+    return [_as_stored(row) for row in execute(sql, *statuses, *params, limit).fetchall()]
 
 
 def _equalities(plus, equal):
@@ -209,7 +223,7 @@ def rows(workspace_id, user_id, ids):
     if not ids:
         return {}
     sql = _ROWS_SQL.format(marks=", ".join("?" * len(ids)))
-    found = execute(sql, user_id, *ids, workspace_id).fetchall()
+    found = map(_as_stored, execute(sql, user_id, *ids, workspace_id).fetchall())
     return {row[0]: dict(zip(ROW_COLUMNS, row, strict=True)) for row in found}
 
 
@@ -226,9 +240,9 @@ def unread_count(conversation_id, read_at):
     """The contact's messages after `read_at` (None: all), counted up to UNREAD_CAP."""
     sql = (
         'SELECT count(*) FROM (SELECT 1 FROM "message" WHERE "conversation_id" = ? '
-        """AND "created_at" > ? AND "direction" = 'inbound' LIMIT ?)"""
+        """AND "created_at" > ? AND "direction" = 'inbound' LIMIT ?) AS "unread" """
     )
-    return execute(sql, conversation_id, read_at or "", UNREAD_CAP).fetchone()[0]
+    return execute(sql, conversation_id, read_at or _EARLIEST, UNREAD_CAP).fetchone()[0]
 
 
 # -- Counts --------------------------------------------------------------------
@@ -273,7 +287,7 @@ def count_unread(workspace_id, user_id):
 def message_position(conversation_id, message_id):
     """(created_at as stored, id) of a message of the conversation, or None."""
     sql = 'SELECT "created_at", "id" FROM "message" WHERE "id" = ? AND "conversation_id" = ?'
-    return execute(sql, message_id, conversation_id).fetchone()
+    return _as_stored(execute(sql, message_id, conversation_id).fetchone())
 
 
 def thread_page(conversation_id, before, limit):

@@ -171,6 +171,18 @@ class Message(TimestampedModel, WorkspaceScoped):
         )
         return [row[0] for row in execute(sql, conversation_id, up_to).fetchall()]
 
+    @classmethod
+    def latest_of_agent(cls, workspace_id, agent_id, limit):
+        """The `limit` latest messages (not deleted) of the agent's
+        conversations, by conversation, then in the order sent."""
+        sql = (
+            'SELECT * FROM (SELECT m.* FROM "message" m JOIN "conversation" c '
+            'ON c."id" = m."conversation_id" WHERE c."agent_id" = ? AND c."workspace_id" = ? '
+            'AND m."deleted_at" IS NULL ORDER BY m."created_at" DESC LIMIT ?) AS "latest" '
+            'ORDER BY "conversation_id", "created_at", "id"'
+        )
+        return fetch_all(cls, sql, agent_id, workspace_id, limit)
+
     def as_dict(self):
         data = self.__data__  # read directly: a descriptor call per field costs more
         return {name: data.get(field) for name, field in RENDERED_FIELDS}

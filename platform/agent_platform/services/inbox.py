@@ -170,9 +170,10 @@ def _decode(cursor):
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         segment, updated_at, conversation_id = json.loads(raw)
+        datetime.fromisoformat(updated_at)  # compared with stored times: one of them
     except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
         raise ValidationError("cursor", "not a cursor this list gave") from None
-    if not (isinstance(segment, int) and isinstance(updated_at, str)):
+    if not isinstance(segment, int):
         raise ValidationError("cursor", "not a cursor this list gave")
     return segment, updated_at, str(conversation_id)
 

@@ -18,7 +18,7 @@ terms (Jaccard), else starts one. A group's id is its oldest message's id.
 
 from ..db import transaction
 from ..errors import NotFound
-from ..models import Message, Training, fastsql
+from ..models import Message, Training
 from ..replies import knowledge, matching
 from . import agents
 
@@ -129,13 +129,7 @@ def _gaps(agent):
 
 def _messages(agent):
     """The agent's conversations' latest messages, by conversation and time."""
-    sql = (
-        'SELECT * FROM (SELECT m.* FROM "message" m JOIN "conversation" c '
-        'ON c."id" = m."conversation_id" WHERE c."agent_id" = ? AND c."workspace_id" = ? '
-        'AND m."deleted_at" IS NULL ORDER BY m."created_at" DESC LIMIT ?) '
-        'ORDER BY "conversation_id", "created_at", "id"'
-    )
-    return fastsql.fetch_all(Message, sql, agent.id, agent.workspace_id, SCAN_MESSAGES)
+    return Message.latest_of_agent(agent.workspace_id, agent.id, SCAN_MESSAGES)
 
 
 def _asks(message, language):

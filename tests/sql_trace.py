@@ -1,0 +1,41 @@
+"""The SQL statements run on this thread's connection, on either engine:
+sqlite3's trace callback, or a psycopg cursor that notes each statement."""
+
+import contextlib
+
+from agent_platform.db import database
+from conftest import ON_POSTGRESQL
+
+# What the page renders rows with (models/sqljson.py): SQLite's printf(),
+# PostgreSQL's format().
+RENDERING = "format(" if ON_POSTGRESQL else "printf("
+
+
+@contextlib.contextmanager
+def statements_traced():
+    """A list of the statements run meanwhile, filled as they run."""
+    seen = []
+    connection = database.connection()
+    if ON_POSTGRESQL:
+        kept, connection.cursor_factory = connection.cursor_factory, _noting(seen)
+        try:
+            yield seen
+        finally:
+            connection.cursor_factory = kept
+        return
+    connection.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        connection.set_trace_callback(None)
+
+
+def _noting(seen):
+    import psycopg
+
+    class NotingCursor(psycopg.Cursor):
+        def execute(self, query, params=None, **options):
+            seen.append(query if isinstance(query, str) else query.as_string(self))
+            return super().execute(query, params, **options)
+
+    return NotingCursor
