@@ -4,7 +4,7 @@ from peewee import CharField, DateTimeField, ForeignKeyField
 
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .channels import Channel
-from .fastsql import fetch_all, fetch_one
+from .fastsql import fetch_all, fetch_one, scalar
 from .tenancy import Workspace
 
 
@@ -99,6 +99,12 @@ class ContactIdentity(BaseModel):
         )
         return fetch_one(cls, sql, workspace_id, identity_type, external_id)
 
+    @classmethod
+    def address_on(cls, contact_id, identity_type, channel_id):
+        """The contact's external id of the type to send through the
+        channel: the one first seen on it, else the first of theirs, else None."""
+        return scalar(_ADDRESS_ON, contact_id, identity_type, channel_id)
+
     def as_dict(self):
         return {
             "type": self.type,
@@ -106,3 +112,11 @@ class ContactIdentity(BaseModel):
             "channel_id": self.channel_id,
             "created_at": self.created_at,
         }
+
+
+# A CASE, not `"channel_id" = ? DESC`: an identity written through the API
+# has no channel, and PostgreSQL sorts that NULL first when descending.
+_ADDRESS_ON = (
+    'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
+    'ORDER BY CASE WHEN "channel_id" = ? THEN 0 ELSE 1 END, "created_at", "id" LIMIT 1'
+)
