@@ -34,6 +34,14 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 
+def pytest_runtest_setup(item):
+    """A test marked sqlite_only(reason=...) checks SQLite itself: on
+    PostgreSQL it is reported as skipped, with its reason."""
+    marker = item.get_closest_marker("sqlite_only")
+    if marker is not None and ON_POSTGRESQL:
+        pytest.skip(f"SQLite only: {marker.kwargs.get('reason', 'no reason given')}")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_mutmut_stats_in_children():
     """mutmut's first pass ("stats") records which tests reach which function
