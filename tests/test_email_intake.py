@@ -215,11 +215,12 @@ with create_app(settings).app_context():
 
 
 def test_a_process_killed_in_the_middle_of_a_poll_loses_and_repeats_nothing(
-    caller, channel, dovecot, mailbox, settings
+    app, caller, channel, dovecot, mailbox, settings
 ):
     for words in ("um", "dois", "três"):
         deliver(dovecot, mailbox, mail(words))
-    arguments = [sys.executable, "-c", DYING, json.dumps(settings), channel["id"]]
+    same_database = {**settings, "DATABASE_URL": app.config["DATABASE_URL"]}
+    arguments = [sys.executable, "-c", DYING, json.dumps(same_database), channel["id"]]
     killed = subprocess.run(arguments, capture_output=True, timeout=60)
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
     assert [m.text for m in stored()] == ["um"]

@@ -1,14 +1,18 @@
 """receive_inbound: the adapters' way in. Contact and conversation upserts,
 idempotency on the network id, reopening, events in one transaction."""
 
+import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
 
 from agent_platform.channels import InboundMessage
+from agent_platform.db import database
 from agent_platform.errors import NotFound
 from agent_platform.models import Channel, Contact, ContactIdentity, Conversation, Event, Message
 from agent_platform.services import inbound as inbound_service
+from agent_platform.services import replies
 from conversations_helpers import (
     data,
     event_names,
@@ -307,3 +311,36 @@ def test_a_channel_row_loaded_earlier_is_checked_again_inside_the_transaction(ca
         inbound_service.receive_inbound(loaded, late)
     assert error.value.code == "CHANNEL_NOT_FOUND"
     assert Message.select().count() == 1
+
+
+@pytest.mark.parametrize("external_ids", [("wamid.same", "wamid.same"), ("wamid.1", "wamid.2")])
+def test_a_new_senders_messages_stored_at_once_make_one_contact(
+    monkeypatch, app, caller, channel, external_ids
+):
+    """Two servers or greenlets store a new sender's messages at the same
+    moment (the same one redelivered, or two): the second waits for the
+    first's commit, then finds its message or its contact; nothing fails."""
+    storing, real_schedule = threading.Event(), replies.schedule_reply
+
+    def slow_schedule(*args):
+        storing.set()
+        time.sleep(0.5)  # inside the first's transaction: the second arrives
+        real_schedule(*args)
+
+    monkeypatch.setattr(replies, "schedule_reply", slow_schedule)
+    results = {}
+
+    def first():
+        with app.app_context():
+            results["first"] = inbound(channel["id"], external_ids[0], sender_id="5511955556666")
+        database.close()
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    assert storing.wait(10)
+    second = inbound(channel["id"], external_ids[1], sender_id="5511955556666")
+    writer.join(10)
+    assert second.duplicate == (external_ids[0] == external_ids[1])
+    assert second.message.contact_id == results["first"].message.contact_id
+    assert Contact.select().count() == 1
+    assert Message.select().count() == len(set(external_ids))

@@ -10,7 +10,10 @@ import time
 
 import pytest
 
+from agent_platform import events
+from agent_platform.db import database, transaction
 from agent_platform.events import live
+from conftest import ON_POSTGRESQL
 from conversations_helpers import WA_SETTINGS, data, inbound, make_agent, make_channel
 
 
@@ -79,13 +82,14 @@ def test_a_conversation_state_change_is_heard(caller, channels):
 
 def test_a_change_committed_by_another_process_is_heard(app, caller, channels):
     """As `agent-platform worker` storing a reply while the server streams."""
+    database = {name: app.config[name] for name in ("DATABASE_PATH", "DATABASE_URL")}
     script = textwrap.dedent(
         f"""
         from agent_platform import create_app
         from agent_platform.channels.neutral import InboundMessage
         from agent_platform.models import Channel
         from agent_platform.services.inbound import receive_inbound
-        app = create_app({{"DATABASE_PATH": {app.config["DATABASE_PATH"]!r}}})
+        app = create_app({database!r})
         with app.app_context():
             channel = Channel.get_by_id({channels[0]["id"]!r})
             message = InboundMessage(external_id="x-1", sender_id="5511900000009", text="Oi")
@@ -98,6 +102,44 @@ def test_a_change_committed_by_another_process_is_heard(app, caller, channels):
     assert created.name == "conversation.created"
     assert (change.name, change.channel_id) == ("message.received", channels[0]["id"])
     assert change.message_id is not None
+
+
+@pytest.mark.skipif(
+    not ON_POSTGRESQL, reason="SQLite's write transactions never overlap: one writer at a time"
+)
+def test_a_transaction_that_began_first_but_commits_last_is_heard(caller, channels):
+    """Two connections: the first writes its event, the second writes and
+    commits one after it, then the first commits. Each is heard once, the
+    first's too, though the second's was read before it was committed."""
+    message = inbound(channels[0]["id"], "a-1").message
+    first_wrote, second_heard_of = threading.Event(), threading.Event()
+
+    def first():
+        with transaction():
+            emit_about(caller, message, "first")
+            first_wrote.set()
+            second_heard_of.wait(10)
+        database.close()
+
+    with live.subscribe(caller.workspace_id) as subscription:
+        writer = threading.Thread(target=first)
+        writer.start()
+        assert first_wrote.wait(10)
+        with transaction():
+            emit_about(caller, message, "second")
+        live.flush()
+        held_back = heard(subscription, seconds=1)  # read while the first is open
+        second_heard_of.set()
+        writer.join(10)
+        changes = held_back + heard(subscription, 2 - len(held_back), seconds=5)
+        assert sorted(change.message_id for change in changes) == ["first", "second"]
+        assert subscription.next(0.5) == []
+
+
+def emit_about(caller, message, message_id):
+    """A message.delivered event in the caller's transaction."""
+    data = {"id": message_id, "conversation_id": message.conversation_id}
+    events.emit(caller.workspace_id, "message.delivered", data)
 
 
 def test_a_change_made_in_this_process_wakes_the_watcher(monkeypatch, caller, channels):

@@ -1,14 +1,17 @@
 """Messages: sending through the API, reading, editing, soft deletion, and the
 Idempotency-Key of POST; isolation and scopes."""
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 
+from agent_platform.db import database
 from agent_platform.models import IdempotencyKey, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import messages
-from conftest import assert_error
+from agent_platform.services import idempotency, messages
+from conftest import Caller, assert_error
 from conversations_helpers import data, events, inbound, send, setup_chat
 
 FIELDS = {
@@ -252,6 +255,38 @@ def test_idempotency_key_returns_the_first_result(caller, chat):
     assert data(again, 201) == data(first, 201)
     assert Message.select().count() == 1
     assert data(caller.get(f"/v1/conversations/{conversation_id}"))["message_count"] == 1
+
+
+def test_a_repeat_sent_while_the_first_is_still_storing_returns_the_first(
+    monkeypatch, app, caller, chat
+):
+    """Two processes or greenlets at once: the second waits for the first's
+    commit and replays its message; nothing is stored twice, nothing fails."""
+    conversation_id = chat["conversation"]["id"]
+    headers = {"Idempotency-Key": "sent-twice"}
+    remembering, real_remember = threading.Event(), idempotency.remember
+
+    def slow_remember(*args):
+        remembering.set()
+        time.sleep(0.5)  # the repeat arrives meanwhile
+        real_remember(*args)
+
+    monkeypatch.setattr(idempotency, "remember", slow_remember)
+    answers = {}
+
+    def first():
+        answers["first"] = send(caller, conversation_id, headers=headers)
+        database.close()
+
+    writer = threading.Thread(target=first)
+    writer.start()
+    assert remembering.wait(10)
+    repeat = Caller(app.test_client(), caller.key, caller.workspace_id)
+    again = send(repeat, conversation_id, headers=headers)
+    writer.join(10)
+    assert data(again, 201) == data(answers["first"], 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert Message.select().count() == 1
 
 
 def test_idempotency_key_with_another_request_is_409(caller, chat):

@@ -5,10 +5,10 @@ stored offset, dedupe by update_id, and every kind of update."""
 import json
 import logging
 import re
-import sqlite3
 
 from agent_platform import scheduler
 from agent_platform.channels.telegram import polling, tasks
+from agent_platform.db import database
 from agent_platform.models import Channel, ChannelEvent, Message, TelegramUpdate
 from conftest import assert_error
 from conversations_helpers import data, events, make_channel
@@ -59,13 +59,9 @@ def test_webhook_mode_registers_a_random_secret(app, caller, bot_api):
 
 
 def stored_setting(app, channel_id, name):
-    """A setting as the database file holds it, read with sqlite3 itself."""
-    connection = sqlite3.connect(app.config["DATABASE_PATH"])
-    try:
-        query = "SELECT settings FROM channel WHERE id = ?"
-        [(text,)] = connection.execute(query, (channel_id,)).fetchall()
-    finally:
-        connection.close()
+    """A setting as the database holds it, read in SQL past the model (which decrypts)."""
+    query = "SELECT settings FROM channel WHERE id = ?"
+    [(text,)] = database.execute_sql(query, (channel_id,)).fetchall()
     return json.loads(text)[name]
 
 

@@ -11,6 +11,7 @@ from agent_platform.channels.whatsapp.intake import GroupCommit
 from agent_platform.db import database
 from agent_platform.models import ChannelEvent, Message
 from agent_platform.models.fastsql import execute
+from conftest import ON_POSTGRESQL
 from whatsapp_helpers import *  # noqa: F403  (the fixtures)
 from whatsapp_helpers import messages_payload, post, text
 
@@ -115,12 +116,22 @@ def test_a_failing_unit_fails_alone(app, channel):
     assert [event.kind for event in ChannelEvent.select()] == ["written"]
 
 
+# Each engine's way to check the channel events' foreign key at COMMIT, for
+# this transaction only (PostgreSQL's DDL is undone with it).
+DEFER_FOREIGN_KEYS = (
+    'ALTER TABLE "channel_event" ALTER CONSTRAINT "channel_event_channel_id_fkey" '
+    "DEFERRABLE INITIALLY DEFERRED"
+    if ON_POSTGRESQL
+    else "PRAGMA defer_foreign_keys = ON"
+)
+
+
 def test_a_failing_commit_fails_every_unit_of_the_batch(app, channel):
     group = GroupCommit()
 
     def poison():
         # A foreign key checked at COMMIT: the whole transaction is refused.
-        execute("PRAGMA defer_foreign_keys = ON")
+        execute(DEFER_FOREIGN_KEYS)
         ChannelEvent.record("no-such-channel", "x", {})
         return "poisoned"
 

@@ -11,8 +11,8 @@ same transactions would have cost a row per message change (and a job to
 prune it) to say what the outbox says already.
 
 In each process one watcher thread, started by the first subscription and
-gone with the last, reads the events after its high-water mark (their
-rowid, which SQLite hands out in commit order) every POLL_SECONDS, and
+gone with the last, reads the events committed after its high-water mark (an
+opaque value of Event.changes_after's, in commit order) every POLL_SECONDS, and
 gives each to the subscriptions whose filter it matches. A change committed
 in this process wakes the watcher at once (`flush`, run when the app
 context of the request or job that made it ends, after its commit), so
@@ -60,7 +60,7 @@ FILTERS = ("workspace_id", "conversation_id", "contact_id", "channel_id")
 class Change:
     """One event about a message or a conversation, by its ids."""
 
-    seq: int
+    mark: object  # where a reader that has seen it goes on from (Event.changes_after)
     workspace_id: str
     name: str
     conversation_id: str | None
@@ -136,7 +136,7 @@ def subscribe(workspace_id, conversation_id=None, contact_id=None, channel_id=No
     given.update(contact_id=contact_id, channel_id=channel_id)
     filters = {name: value for name, value in given.items() if value}
     subscription = Subscription(filters, QUEUE_LIMIT)
-    _hub().subscribe(subscription, Event.last_rowid())
+    _hub().subscribe(subscription, Event.newest_mark())
     return subscription
 
 

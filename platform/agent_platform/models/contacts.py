@@ -4,7 +4,8 @@ from peewee import CharField, DateTimeField, ForeignKeyField
 
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .channels import Channel
-from .fastsql import fetch_all, fetch_one
+from .dialect import engine
+from .fastsql import execute, fetch_all, fetch_one, scalar
 from .tenancy import Workspace
 
 
@@ -99,6 +100,24 @@ class ContactIdentity(BaseModel):
         )
         return fetch_one(cls, sql, workspace_id, identity_type, external_id)
 
+    @classmethod
+    def hold(cls, workspace_id, identity_type, external_id):
+        """Hold the identity to the end of the write transaction: a message
+        from the same sender stored at once waits for this one's commit, then
+        sees its contact and message. SQLite's write transaction holds the
+        whole file already; on PostgreSQL, whose transactions see only
+        committed rows, both would create the contact or store a redelivered
+        message, the second failing on the unique key, so a lock on the
+        identity's name (pg_advisory_xact_lock) holds it there."""
+        if engine.postgresql:
+            execute(_HOLD, f"{workspace_id}:{identity_type}:{external_id}")
+
+    @classmethod
+    def address_on(cls, contact_id, identity_type, channel_id):
+        """The contact's external id of the type to send through the
+        channel: the one first seen on it, else the first of theirs, else None."""
+        return scalar(_ADDRESS_ON, contact_id, identity_type, channel_id)
+
     def as_dict(self):
         return {
             "type": self.type,
@@ -106,3 +125,14 @@ class ContactIdentity(BaseModel):
             "channel_id": self.channel_id,
             "created_at": self.created_at,
         }
+
+
+# A CASE, not `"channel_id" = ? DESC`: an identity written through the API
+# has no channel, and PostgreSQL sorts that NULL first when descending.
+_ADDRESS_ON = (
+    'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
+    'ORDER BY CASE WHEN "channel_id" = ? THEN 0 ELSE 1 END, "created_at", "id" LIMIT 1'
+)
+
+# Two keys (a namespace, the name): apart from db.claiming's one-key locks.
+_HOLD = "SELECT pg_advisory_xact_lock(hashtext('identity'), hashtext(?))"

@@ -48,8 +48,9 @@ class EmailMailbox(BaseModel):
         execute(
             'INSERT INTO "email_mailbox" ("channel_id", "uidvalidity", "last_uid", "polled_at") '
             'VALUES (?, ?, ?, ?) ON CONFLICT ("channel_id") DO UPDATE SET '
-            '"last_uid" = CASE WHEN "uidvalidity" = excluded."uidvalidity" '
-            'THEN MAX("last_uid", excluded."last_uid") ELSE excluded."last_uid" END, '
+            '"last_uid" = CASE WHEN "email_mailbox"."uidvalidity" = excluded."uidvalidity" '
+            'AND "email_mailbox"."last_uid" > excluded."last_uid" '
+            'THEN "email_mailbox"."last_uid" ELSE excluded."last_uid" END, '
             '"uidvalidity" = excluded."uidvalidity", "polled_at" = excluded."polled_at"',
             channel_id,
             uidvalidity,

@@ -2,7 +2,9 @@
 
 from peewee import CharField, DateTimeField, ForeignKeyField
 
+from ..db import database
 from .base import BaseModel, utcnow
+from .dialect import engine
 from .tenancy import Workspace
 
 
@@ -25,6 +27,18 @@ class IdempotencyKey(BaseModel):
         )
 
     @classmethod
+    def held(cls, workspace_id, key):
+        """The key's record, if any, the key held to the end of the write
+        transaction: a repeat sent at once waits for this one's commit, then
+        finds its record. SQLite's write transaction holds the whole file
+        already; on PostgreSQL, whose transactions see only committed rows,
+        both would find none and the second fail on the unique key, so a
+        lock on the key's name (pg_advisory_xact_lock) holds it there."""
+        if engine.postgresql:
+            database.execute_sql(_HOLD, (f"{workspace_id}:{key}",))
+        return cls.get_or_none(cls.workspace == workspace_id, cls.key == key)
+
+    @classmethod
     def live(cls, workspace_id, key, now=None):
         """The unexpired record of `key` in the workspace, if any."""
         return cls.get_or_none(
@@ -34,3 +48,7 @@ class IdempotencyKey(BaseModel):
     @classmethod
     def purge_expired(cls, now=None):
         return cls.delete().where(cls.expires_at <= (now or utcnow())).execute()
+
+
+# Two keys (a namespace, the name): apart from db.claiming's one-key locks.
+_HOLD = "SELECT pg_advisory_xact_lock(hashtext('idempotency'), hashtext(?))"

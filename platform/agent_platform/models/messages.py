@@ -1,5 +1,7 @@
 """Messages of a conversation, inbound from the contact or outbound to them."""
 
+from datetime import datetime
+
 from peewee import SQL, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
 from .base import JSONField, TimestampedModel, WorkspaceScoped
@@ -158,7 +160,8 @@ class Message(TimestampedModel, WorkspaceScoped):
             'SELECT * FROM "message" WHERE "conversation_id" = ? '
             f'AND {_VISIBLE} AND "updated_at" > ? ORDER BY "updated_at", "id" LIMIT ?'
         )
-        return fetch_all(cls, sql, conversation_id, since or "", limit)
+        # datetime.min, not "": PostgreSQL compares a time with times only.
+        return fetch_all(cls, sql, conversation_id, since or datetime.min, limit)
 
     @classmethod
     def unread_by_visitor(cls, conversation_id, up_to):

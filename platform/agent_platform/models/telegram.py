@@ -26,8 +26,8 @@ class TelegramUpdate(BaseModel):
     def claim(cls, channel_id, update_id, now):
         """Record `update_id` as stored on the channel; False when it was already."""
         cursor = execute(
-            'INSERT OR IGNORE INTO "telegram_update" '
-            '("id", "channel_id", "update_id", "received_at") VALUES (?, ?, ?, ?)',
+            'INSERT INTO "telegram_update" ("id", "channel_id", "update_id", "received_at") '
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             new_id(),
             channel_id,
             update_id,

@@ -22,9 +22,7 @@ def replay(workspace_id, key, asked, now, find):
     """What the key's first request created (`find(resource_id)`), or None
     when the key is free: never used, expired, or its creation since erased.
     Call inside the write transaction, so two repeats cannot both create."""
-    record = IdempotencyKey.get_or_none(
-        IdempotencyKey.workspace == workspace_id, IdempotencyKey.key == key
-    )
+    record = IdempotencyKey.held(workspace_id, key)
     if record is None:
         return None
     if record.expires_at <= now:

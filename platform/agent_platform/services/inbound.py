@@ -57,6 +57,7 @@ def receive_inbound(channel, inbound, now=None):
 
 def _received(channel, inbound, now):
     with _atomic():
+        ContactIdentity.hold(channel.workspace_id, channel.type, inbound.sender_id)
         channel, existing_id, known, current = _looked_up(channel, inbound)
         if existing_id is not None:  # a redelivery: plain SQL, it must stay cheap
             return InboundResult(Message.by_external_id(channel.id, inbound.external_id), True)

@@ -38,8 +38,7 @@ import requests
 from flask import current_app
 
 from ... import mailheaders, netguard
-from ...models import Contact, Message
-from ...models.fastsql import scalar
+from ...models import Contact, ContactIdentity, Message
 from ...services import media
 from ..senders import SendError, SendResult
 from . import servers
@@ -99,11 +98,7 @@ def compose(channel, message):
 
 def recipient(channel, message):
     """The address the contact wrote from on this channel, else their e-mail."""
-    sql = (
-        'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
-        'ORDER BY "channel_id" = ? DESC, "created_at", "id" LIMIT 1'
-    )
-    address = scalar(sql, message.contact_id, "email", channel.id)
+    address = ContactIdentity.address_on(message.contact_id, "email", channel.id)
     if not address:
         contact = Contact.get_or_none(Contact.id == message.contact_id)
         address = contact and contact.email

@@ -11,6 +11,7 @@ The answer's message_id becomes the message's external id as
 send job (services.sending), which stores the outcome; nothing here writes.
 """
 
+from ...models.contacts import ContactIdentity
 from ...models.fastsql import scalar
 from ..senders import SendError, SendResult
 from .botapi import BotApiError, client
@@ -66,11 +67,7 @@ def _token(channel):
 def recipient(channel, message):
     """The contact's Telegram chat id: the one first seen on this channel,
     else any of theirs (a bot cannot start a chat from a phone number)."""
-    sql = (
-        'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
-        'ORDER BY "channel_id" = ? DESC, "created_at", "id" LIMIT 1'
-    )
-    chat_id = scalar(sql, message.contact_id, "telegram", channel.id)
+    chat_id = ContactIdentity.address_on(message.contact_id, "telegram", channel.id)
     if not chat_id:
         raise SendError("NO_RECIPIENT", "The contact has no Telegram chat with the bot")
     return chat_id

@@ -15,7 +15,7 @@ side of `agent-platform simulate`, to try an agent without Meta.
 
 import uuid
 
-from ...models.contacts import Contact
+from ...models.contacts import Contact, ContactIdentity
 from ...models.fastsql import fetch_one, scalar
 from ..senders import SendError, SendResult
 from .buttons import interactive
@@ -75,11 +75,7 @@ def _credentials(channel):
 def recipient(channel, message):
     """The contact's WhatsApp id: the one first seen on this channel, else
     any of theirs, else the digits of their phone."""
-    sql = (
-        'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ? '
-        'ORDER BY "channel_id" = ? DESC, "created_at", "id" LIMIT 1'
-    )
-    wa_id = scalar(sql, message.contact_id, "whatsapp", channel.id)
+    wa_id = ContactIdentity.address_on(message.contact_id, "whatsapp", channel.id)
     if wa_id:
         return wa_id
     contact = fetch_one(Contact, 'SELECT * FROM "contact" WHERE "id" = ?', message.contact_id)

@@ -1,0 +1,4 @@
+-- Nothing to change on SQLite: it takes one writer at a time and gives a new
+-- row the next rowid, so an event's rowid is its commit order already (what
+-- live changes read, models/events.py). PostgreSQL's form of this migration
+-- adds that order as columns of the event table.
