@@ -89,12 +89,13 @@ class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
 _NO_TURN = contextlib.nullcontext()
 
 # The boolean columns (models' BooleanFields) compared with 0 or 1, a unary
-# + (SQLite's hint not to use a column's index: PostgreSQL has statistics
-# instead), a string literal or a quoted name (kept as they are), a parameter.
+# + (SQLite's hint not to use a column's index, before a name or an
+# alias.name: PostgreSQL has statistics instead), a string literal or a
+# quoted name (kept as they are), a parameter.
 _BOOLEAN_COLUMN = r"(?:is_[a-z_]+|success|auto_create_leads)"
 _SQLITE_FORMS = re.compile(
     rf"(?P<flag>(?:\w+\.)?\"?{_BOOLEAN_COLUMN}\"?\s*=\s*)(?P<bit>[01])\b"
-    r"|(?P<hint>(?<=[\s(])\+(?=\"))"
+    r"|(?P<hint>(?<=[\s(])\+(?=(?:\w+\.)?\"))"
     r"|(?P<literal>'(?:[^']|'')*')|\"(?:[^\"]|\"\")*\"|(?P<parameter>\?|%s)|(?P<percent>%)"
 )
 _TRUTH = {"0": "false", "1": "true"}

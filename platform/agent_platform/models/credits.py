@@ -1,11 +1,12 @@
 """The credit ledger: one row per consumption, written by whoever spends
 credits (the reply engine). Rows are never changed or deleted by the API."""
 
-from peewee import DateTimeField, FloatField, ForeignKeyField, fn
+from peewee import SQL, DateTimeField, FloatField, ForeignKeyField, fn
 
 from .agents import Agent
 from .base import BaseModel, utcnow
 from .conversations import Conversation
+from .dialect import engine
 from .tenancy import Workspace
 
 
@@ -42,7 +43,7 @@ class CreditUsage(BaseModel):
     def daily_for_agent(cls, agent_id, start, end):
         """(date text, credits, distinct conversations) per day with usage in [start, end)."""
 
-        day = fn.strftime("%Y-%m-%d", cls.created_at)
+        day = _day(cls.created_at)
         return (
             cls.select(
                 day.alias("day"),
@@ -54,3 +55,12 @@ class CreditUsage(BaseModel):
             .order_by(day)
             .tuples()
         )
+
+
+def _day(column):
+    """The date of a time column as text (YYYY-MM-DD), in each engine's spelling."""
+    if engine.postgresql:
+        # The format written into the SQL, not a parameter: GROUP BY and
+        # SELECT must be the same expression there.
+        return fn.to_char(column, SQL("'YYYY-MM-DD'"))
+    return fn.strftime("%Y-%m-%d", column)

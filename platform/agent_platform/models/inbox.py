@@ -7,6 +7,8 @@ stored (text), the form cursors carry. The choices (which statuses, in
 which order, what a row shows) are services/inbox.py's.
 """
 
+from datetime import datetime
+
 from peewee import CharField, CompositeKey, DateTimeField, ForeignKeyField, Model
 
 from ..db import database
@@ -14,12 +16,16 @@ from .appointments import Appointment
 from .clarifications import Clarification
 from .conversations import Conversation
 from .custom_fields import CustomField
+from .dialect import engine
 from .fastsql import execute, fetch_all
 from .messages import Message
 from .tenancy import Workspace
 
 # Unread messages are counted up to this (the page shows "99+").
 UNREAD_CAP = 100
+# A time before every message's, as SQLite's text and PostgreSQL's timestamps
+# both read it: what a user who never read the conversation has read up to.
+_BEFORE_ALL = "0001-01-01 00:00:00"
 
 
 class ConversationRead(Model):
@@ -61,10 +67,22 @@ def newest_message(conversation_id):
         'SELECT "created_at", "id" FROM "message" WHERE "conversation_id" = ? '
         'ORDER BY "created_at" DESC, "id" DESC LIMIT 1'
     )
-    return execute(sql, conversation_id).fetchone()
+    return _stored(execute(sql, conversation_id).fetchone())
 
 
 # -- The list ------------------------------------------------------------------
+
+
+def _stored(row):
+    """A row with its times as SQLite stores them (text, peewee's form), the
+    form the services compare and cursors carry; PostgreSQL reads datetimes."""
+    if row is None or not engine.postgresql:
+        return row
+    return tuple(str(value) if isinstance(value, datetime) else value for value in row)
+
+
+def _all_stored(rows):
+    return [_stored(row) for row in rows] if engine.postgresql else rows
 
 
 def ordered_ids(workspace_id, status, filters, after, limit, condition=None):
@@ -87,7 +105,7 @@ def ordered_ids(workspace_id, status, filters, after, limit, condition=None):
         f'SELECT "updated_at", "id" FROM "conversation" WHERE {" AND ".join(conditions)} '
         'ORDER BY "updated_at" DESC, "id" DESC LIMIT ?'
     )
-    return execute(sql, *params, limit).fetchall()
+    return _all_stored(execute(sql, *params, limit).fetchall())
 
 
 def matching_keys(workspace_id, segments, filters, after, limit, matching):
@@ -111,13 +129,18 @@ def matching_keys(workspace_id, segments, filters, after, limit, matching):
     sql = f'SELECT CASE {cases} END AS "segment", "updated_at", "id" FROM "conversation" WHERE '
     sql += " AND ".join(conditions)
     if after is not None:
-        sql += (
-            ' AND ("segment" > ? OR ("segment" = ? AND ("updated_at" < ? '
+        keyset = (
+            '("segment" > ? OR ("segment" = ? AND ("updated_at" < ? '
             'OR ("updated_at" = ? AND "id" < ?))))'
         )
+        # PostgreSQL's WHERE cannot name a column of the SELECT: one level up.
+        if engine.postgresql:
+            sql = f"SELECT * FROM ({sql}) AS listed WHERE {keyset}"
+        else:
+            sql += f" AND {keyset}"
         params += [after[0], after[0], after[1], after[1], after[2]]
     sql += ' ORDER BY "segment", "updated_at" DESC, "id" DESC LIMIT ?'
-    return execute(sql, *statuses, *params, limit).fetchall()
+    return _all_stored(execute(sql, *statuses, *params, limit).fetchall())
 
 
 def _equalities(plus, equal):
@@ -125,44 +148,72 @@ def _equalities(plus, equal):
     return conditions, list(equal.values())
 
 
-def text_hits_reach(fts_query, count):
-    """Whether `fts_query` matches at least `count` messages (of any workspace)."""
-    sql = 'SELECT count(*) FROM (SELECT 1 FROM "message_fts" WHERE "message_fts" MATCH ? LIMIT ?)'
-    return execute(sql, fts_query, count).fetchone()[0] >= count
+def text_query(words):
+    """The message index's query of `words` (what a person typed, cut into
+    words): all of them, each a quoted string (never syntax), the last a
+    prefix, as it may still be being typed. FTS5's syntax, or PostgreSQL's
+    tsquery (read in the message_words configuration: accents folded)."""
+    if engine.postgresql:
+        return " & ".join(f"'{word}'" for word in words) + ":*"
+    return " ".join(f'"{word}"' for word in words) + "*"
 
 
-def search_condition(workspace_id, fts_query, name_pattern):
+def _text_index():
+    """(key column, condition) of message_fts rows matching a text_query."""
+    if engine.postgresql:
+        return '"search_rowid"', """"document" @@ to_tsquery('message_words', ?)"""
+    return "rowid", '"message_fts" MATCH ?'
+
+
+def _contacts():
+    """(FROM, WHERE) of the workspace's contacts whose name is LIKE a
+    pattern: SQLite's LIKE folds ASCII case, PostgreSQL's ILIKE does; SQLite
+    reads the names from their index (the contact rows are larger)."""
+    if engine.postgresql:
+        return '"contact" AS k', 'k."workspace_id" = ? AND k."name" ILIKE ? ESCAPE \'\\\''
+    return (
+        '"contact" AS k INDEXED BY "contact_workspace_id_name"',
+        """k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'""",
+    )
+
+
+def text_hits_reach(text_query, count):
+    """Whether `text_query` matches at least `count` messages (of any workspace)."""
+    condition = _text_index()[1]
+    sql = f'SELECT count(*) FROM (SELECT 1 FROM "message_fts" WHERE {condition} LIMIT ?) AS hits'
+    return execute(sql, text_query, count).fetchone()[0] >= count
+
+
+def search_condition(workspace_id, text_query, name_pattern):
     """SQL and parameters testing one conversation against a search (see
     search_matches): for words so common that walking the list in its order
     finds a page sooner than collecting every conversation they match. The
     message index is read per conversation; the matching rowids and
     contacts are found once per statement."""
+    (key, matches), (contacts, named) = _text_index(), _contacts()
     sql = (
         '(EXISTS (SELECT 1 FROM "message" AS m WHERE m."conversation_id" = "conversation"."id" '
-        'AND m."search_rowid" IN (SELECT rowid FROM "message_fts" WHERE "message_fts" MATCH ?)) '
-        'OR "contact_id" IN (SELECT k."id" FROM "contact" AS k '
-        'INDEXED BY "contact_workspace_id_name" '
-        """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'))"""
+        f'AND m."search_rowid" IN (SELECT {key} FROM "message_fts" WHERE {matches})) '
+        f'OR "contact_id" IN (SELECT k."id" FROM {contacts} WHERE {named}))'
     )
-    return sql, [fts_query, workspace_id, name_pattern]
+    return sql, [text_query, workspace_id, name_pattern]
 
 
-def search_matches(workspace_id, fts_query, name_pattern):
+def search_matches(workspace_id, text_query, name_pattern):
     """SQL and parameters selecting the ids of conversations with a message
-    matching `fts_query` (FTS5 syntax; None: none) or whose contact's name
-    is LIKE `name_pattern` (escaped with \\)."""
+    matching `text_query` (see text_query; None: none) or whose contact's
+    name is LIKE `name_pattern` (escaped with \\)."""
+    (key, matches), (contacts, named) = _text_index(), _contacts()
     parts, params = [], []
-    if fts_query:
+    if text_query:
         parts.append(
             'SELECT m."conversation_id" FROM "message_fts" AS f '
-            'JOIN "message" AS m ON m."search_rowid" = f.rowid WHERE "message_fts" MATCH ?'
+            f'JOIN "message" AS m ON m."search_rowid" = f.{key} WHERE {matches}'
         )
-        params.append(fts_query)
+        params.append(text_query)
     parts.append(
-        # The names are read from their index (the contact rows are larger).
-        'SELECT v."id" FROM "contact" AS k INDEXED BY "contact_workspace_id_name" '
-        'JOIN "conversation" AS v ON v."contact_id" = k."id" '
-        """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'"""
+        f'SELECT v."id" FROM {contacts} JOIN "conversation" AS v ON v."contact_id" = k."id" '
+        f"WHERE {named}"
     )
     params += [workspace_id, name_pattern]
     return " UNION ".join(parts), params
@@ -209,7 +260,7 @@ def rows(workspace_id, user_id, ids):
     if not ids:
         return {}
     sql = _ROWS_SQL.format(marks=", ".join("?" * len(ids)))
-    found = execute(sql, user_id, *ids, workspace_id).fetchall()
+    found = _all_stored(execute(sql, user_id, *ids, workspace_id).fetchall())
     return {row[0]: dict(zip(ROW_COLUMNS, row, strict=True)) for row in found}
 
 
@@ -219,16 +270,16 @@ def last_message(conversation_id):
         'SELECT "type", "text", "caption", "sender_type", "deleted_at" FROM "message" '
         'WHERE "conversation_id" = ? ORDER BY "created_at" DESC, "id" DESC LIMIT 1'
     )
-    return execute(sql, conversation_id).fetchone()
+    return _stored(execute(sql, conversation_id).fetchone())
 
 
 def unread_count(conversation_id, read_at):
     """The contact's messages after `read_at` (None: all), counted up to UNREAD_CAP."""
     sql = (
         'SELECT count(*) FROM (SELECT 1 FROM "message" WHERE "conversation_id" = ? '
-        """AND "created_at" > ? AND "direction" = 'inbound' LIMIT ?)"""
+        """AND "created_at" > ? AND "direction" = 'inbound' LIMIT ?) AS unread"""
     )
-    return execute(sql, conversation_id, read_at or "", UNREAD_CAP).fetchone()[0]
+    return execute(sql, conversation_id, read_at or _BEFORE_ALL, UNREAD_CAP).fetchone()[0]
 
 
 # -- Counts --------------------------------------------------------------------
@@ -273,7 +324,7 @@ def count_unread(workspace_id, user_id):
 def message_position(conversation_id, message_id):
     """(created_at as stored, id) of a message of the conversation, or None."""
     sql = 'SELECT "created_at", "id" FROM "message" WHERE "id" = ? AND "conversation_id" = ?'
-    return execute(sql, message_id, conversation_id).fetchone()
+    return _stored(execute(sql, message_id, conversation_id).fetchone())
 
 
 def thread_page(conversation_id, before, limit):

@@ -82,7 +82,7 @@ def count_send_error(workspace_id, channel_type):
     execute(
         'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "errors")'
         ' VALUES (?, ?, 1) ON CONFLICT ("workspace_id", "channel_type")'
-        ' DO UPDATE SET "errors" = "errors" + 1',
+        ' DO UPDATE SET "errors" = "send_error_tally"."errors" + 1',
         workspace_id,
         channel_type,
     )
