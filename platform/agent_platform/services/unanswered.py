@@ -132,7 +132,7 @@ def _messages(agent):
     sql = (
         'SELECT * FROM (SELECT m.* FROM "message" m JOIN "conversation" c '
         'ON c."id" = m."conversation_id" WHERE c."agent_id" = ? AND c."workspace_id" = ? '
-        'AND m."deleted_at" IS NULL ORDER BY m."created_at" DESC LIMIT ?) '
+        'AND m."deleted_at" IS NULL ORDER BY m."created_at" DESC LIMIT ?) AS latest '
         'ORDER BY "conversation_id", "created_at", "id"'
     )
     return fastsql.fetch_all(Message, sql, agent.id, agent.workspace_id, SCAN_MESSAGES)
