@@ -31,7 +31,11 @@ test: $(VENV)/.installed
 # The tests that pass on PostgreSQL so far, run there (a throwaway server of
 # Debian's postgresql 15: tests/pg_server.py). PG_TESTS=... names others.
 PG_TESTS ?= tests/test_migrations_engines.py tests/test_agents.py tests/test_minted_keys.py \
-	tests/test_contacts.py tests/test_conversations.py
+	tests/test_contacts.py tests/test_conversations.py \
+	tests/test_trainings.py tests/test_knowledge_matching.py tests/test_knowledge_vocabulary.py \
+	tests/test_replies.py tests/test_replies_clarify.py tests/test_replies_clarify_one.py \
+	tests/test_replies_openai.py tests/test_replies_unanswered.py tests/test_reply_thresholds.py \
+	tests/test_routing.py tests/test_mcp.py tests/test_agent_activity.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 
