@@ -185,6 +185,25 @@ def test_search_ranks_matches_and_scores_them(caller, agent):
     assert found(caller, agent, "refund", limit=1) == [best["id"]]
 
 
+def test_search_folds_accents_and_splits_words_at_punctuation(caller, agent):
+    """Words as FTS5's unicode61 tokenizer (remove_diacritics) sees them, on
+    either engine: accents and case folded, every punctuation mark a break
+    (an address, a phone number), and no stop words."""
+    text = added(
+        caller,
+        agent,
+        type="text",
+        title="Café da manhã",
+        content="Write to ana@example.com or call 555-1234, e-mail first.",
+    )
+    qa = added(caller, agent, type="qa", question="What is it?", answer="A shop.")
+    assert found(caller, agent, "CAFE MANHA") == [text["id"]]
+    assert found(caller, agent, "café") == [text["id"]]
+    assert found(caller, agent, "example 1234") == [text["id"]]
+    assert found(caller, agent, "mail") == [text["id"]]
+    assert found(caller, agent, "what is") == [qa["id"]]
+
+
 def test_qa_matches_on_question_and_answer(caller, agent):
     qa = added(
         caller, agent, type="qa", question="Can I pay by card?", answer="Visa and Mastercard."
