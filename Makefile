@@ -37,7 +37,11 @@ PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
 	tests/test_errors.py tests/test_list_order.py tests/test_permissions.py tests/test_routes.py \
 	tests/test_leads.py tests/test_credits.py tests/test_interactions.py tests/test_mcp.py \
 	tests/test_fastsql.py tests/test_appointments.py \
-	tests/test_postgresql_ops.py
+	tests/test_postgresql_ops.py \
+	tests/test_trainings.py tests/test_knowledge_matching.py tests/test_knowledge_vocabulary.py \
+	tests/test_replies.py tests/test_replies_clarify.py tests/test_replies_clarify_one.py \
+	tests/test_replies_openai.py tests/test_replies_unanswered.py tests/test_reply_thresholds.py \
+	tests/test_routing.py tests/test_agent_activity.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 

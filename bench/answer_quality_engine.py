@@ -14,6 +14,7 @@ they differ from it only where the engine's own steps change the outcome.
 
     .venv/bin/python bench/answer_quality_engine.py
         [--split tune|dev|final|blind|blind2|blind3|blind4|blind5|all]
+        [--database-url postgresql://...]   (an empty database on that engine)
 """
 
 import argparse
@@ -205,12 +206,19 @@ def main():
     parser.add_argument(
         "--no-clarify", action="store_true", help="agents that never ask back (clarify_enabled off)"
     )
+    parser.add_argument(
+        "--database-url",
+        help="an empty PostgreSQL database (postgresql://...) instead of a SQLite file",
+    )
     args = parser.parse_args()
     logging.disable(logging.INFO)
     businesses = [b for b in load() if args.split == "all" or b["split"] == args.split]
     counter, times, cpu_times, results = iter(range(1, 10**9)), [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        app = create_app({"DATABASE_PATH": str(Path(tmp) / "quality.db")})
+        storage = {"DATABASE_PATH": str(Path(tmp) / "quality.db")}
+        if args.database_url:
+            storage = {"DATABASE_URL": args.database_url}
+        app = create_app(storage)
         with app.app_context():
             apply_migrations()
             now = utcnow()
@@ -251,8 +259,9 @@ def main():
     for row in every:
         outcomes[row["job"]] = outcomes.get(row["job"], 0) + 1
     print(f"\nReply job outcomes: {outcomes}")
+    engine = "PostgreSQL" if args.database_url else "SQLite file"
     print(
-        f"Time per message (inbound + reply job, SQLite file): p50 "
+        f"Time per message (inbound + reply job, {engine}): p50 "
         f"{statistics.median(times):.1f} ms, p99 {sorted(times)[int(len(times) * 0.99) - 1]:.1f} ms"
     )
     # The process's CPU time (all its threads): what a message costs here,

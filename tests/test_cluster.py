@@ -1,8 +1,8 @@
 """Several processes on one PostgreSQL database, started as docs/postgresql.md's
 "Try it on one machine" says (migrate, two `serve`, a worker; and a second
-worker), each running the jobs, on a throwaway server. Whatever engine the rest of the suite runs on,
-these run on PostgreSQL: on SQLite a second process serving one file is
-refused (tests/test_one_server.py)."""
+worker), each running the jobs, on a throwaway server. Whatever engine the
+rest of the suite runs on, these run on PostgreSQL: on SQLite a second
+process serving one file is refused (tests/test_one_server.py)."""
 
 import json
 import os

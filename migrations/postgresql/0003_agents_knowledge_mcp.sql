@@ -94,12 +94,36 @@ CREATE INDEX "context_entry_workspace_id" ON "context_entry" ("workspace_id");
 CREATE INDEX "context_entry_agent_id" ON "context_entry" ("agent_id");
 CREATE INDEX "context_entry_conversation_id_agent_id_created_at" ON "context_entry" ("conversation_id", "agent_id", "created_at");
 
+-- Words as SQLite's FTS5 tokenizers see them: every ASCII punctuation mark
+-- separates words (unicode61: "e-mail", "a@b.com" and "1.5" are two or
+-- three words; PostgreSQL's parser would keep an address or a number
+-- whole), and accents are folded (remove_diacritics: the unaccent
+-- extension, in Debian's postgresql package; trusted, so the database's
+-- owner may create it). The words of trainings are then stemmed by the
+-- english snowball stemmer (FTS5's porter), with no stop words (FTS5 has
+-- none: "what is" finds what it finds there); those of messages are kept
+-- as they are ('simple', as FTS5's unicode61).
+CREATE EXTENSION IF NOT EXISTS unaccent;
+CREATE FUNCTION "search_text"(text TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT regexp_replace(coalesce(text, ''), '[!-/:-@[-`{-~]+', ' ', 'g')
+$$;
+CREATE TEXT SEARCH DICTIONARY "english_stem_all" (TEMPLATE = snowball, LANGUAGE = english);
+CREATE TEXT SEARCH CONFIGURATION "knowledge_words" (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION "knowledge_words"
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part,
+        numword, numhword, hword_numpart
+    WITH unaccent, english_stem_all;
+CREATE TEXT SEARCH CONFIGURATION "message_words" (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION "message_words"
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part,
+        numword, numhword, hword_numpart
+    WITH unaccent, simple;
+
 -- The search index of trainings (SQLite: the FTS5 table training_fts). One
 -- row per training, keyed by training.search_rowid: the title (title, or the
 -- question of a Q&A pair) weighted A and the body (content, or the answer)
--- weighted B, with the english stemmer as FTS5's porter tokenizer. Only
--- ready trainings have words in it. Searches join it with "training" on
--- search_rowid and filter by agent there.
+-- weighted B, in knowledge_words. Only ready trainings have words in it.
+-- Searches join it with "training" on search_rowid and filter by agent there.
 CREATE TABLE "training_fts" (
     "search_rowid" BIGINT NOT NULL PRIMARY KEY,
     "document" TSVECTOR NOT NULL
@@ -116,10 +140,10 @@ BEGIN
         INSERT INTO "training_fts" ("search_rowid", "document") VALUES (
             NEW."search_rowid",
             CASE WHEN NEW."status" <> 'ready' THEN ''::tsvector ELSE
-                setweight(to_tsvector('english', CASE WHEN NEW."type" = 'qa'
-                    THEN NEW."question" ELSE NEW."title" END), 'A')
-                || setweight(to_tsvector('english', CASE WHEN NEW."type" = 'qa'
-                    THEN NEW."answer" ELSE NEW."content" END), 'B')
+                setweight(to_tsvector('knowledge_words', "search_text"(CASE WHEN NEW."type" = 'qa'
+                    THEN NEW."question" ELSE NEW."title" END)), 'A')
+                || setweight(to_tsvector('knowledge_words', "search_text"(CASE WHEN NEW."type" = 'qa'
+                    THEN NEW."answer" ELSE NEW."content" END)), 'B')
             END
         );
     END IF;

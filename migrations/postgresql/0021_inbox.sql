@@ -18,8 +18,10 @@ CREATE UNIQUE INDEX "message_search_rowid" ON "message" ("search_rowid");
 -- trigger below: "unread" in the inbox's counts compares it with each
 -- user's read mark instead of reading messages.
 ALTER TABLE "conversation" ADD COLUMN "last_inbound_at" TIMESTAMP;
--- (The SQLite migration set it from the messages already stored: no
--- PostgreSQL database predates this one.)
+UPDATE "conversation" SET "last_inbound_at" = (
+    SELECT max("created_at") FROM "message"
+    WHERE "message"."conversation_id" = "conversation"."id" AND "direction" = 'inbound'
+);
 
 -- A page of the list under each filter reads one index range in its order.
 CREATE INDEX "conversation_workspace_id_channel_id_status_updated_at_id"
@@ -50,8 +52,9 @@ CREATE INDEX "conversation_reads_conversation_id" ON "conversation_reads" ("conv
 
 -- The search index of message text and captions (SQLite: the FTS5 table
 -- message_fts): one row per message with text or a caption, keyed by its
--- search_rowid, text weighted A and caption B, words as they are ('simple':
--- no stemming, as FTS5's unicode61 tokenizer).
+-- search_rowid, text weighted A and caption B, in message_words (see
+-- migration 0003: no stemming, accents folded, as FTS5's unicode61
+-- remove_diacritics).
 CREATE TABLE "message_fts" (
     "search_rowid" BIGINT NOT NULL PRIMARY KEY,
     "document" TSVECTOR NOT NULL
@@ -80,8 +83,8 @@ BEGIN
     IF TG_OP IN ('INSERT', 'UPDATE') AND (NEW."text" IS NOT NULL OR NEW."caption" IS NOT NULL) THEN
         INSERT INTO "message_fts" ("search_rowid", "document") VALUES (
             NEW."search_rowid",
-            setweight(to_tsvector('simple', coalesce(NEW."text", '')), 'A')
-            || setweight(to_tsvector('simple', coalesce(NEW."caption", '')), 'B')
+            setweight(to_tsvector('message_words', "search_text"(NEW."text")), 'A')
+            || setweight(to_tsvector('message_words', "search_text"(NEW."caption")), 'B')
         );
     END IF;
     RETURN NULL;
@@ -97,6 +100,14 @@ CREATE TRIGGER "message_fts_after_update" AFTER UPDATE OF "text", "caption" ON "
     FOR EACH ROW WHEN (OLD."text" IS DISTINCT FROM NEW."text"
                        OR OLD."caption" IS DISTINCT FROM NEW."caption")
     EXECUTE FUNCTION "message_fts_sync"();
+
+-- The messages stored before this migration: their keys, then their rows.
+UPDATE "message" SET "search_rowid" = nextval('message_search_rowid_seq')
+WHERE "search_rowid" IS NULL;
+INSERT INTO "message_fts" ("search_rowid", "document")
+    SELECT "search_rowid", setweight(to_tsvector('message_words', "search_text"("text")), 'A')
+        || setweight(to_tsvector('message_words', "search_text"("caption")), 'B')
+    FROM "message" WHERE "text" IS NOT NULL OR "caption" IS NOT NULL;
 
 -- The contact's latest message time, as message_last_direction keeps its
 -- direction (a late delivery with an earlier time changes nothing).

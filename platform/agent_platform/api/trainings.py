@@ -78,7 +78,7 @@ class SearchTrainings(MethodView):
     @blp.response(200, TrainingHitSchema(many=True))
     @blp.errors(400, 404)
     def get(self, query, agent_id):
-        """Search an agent's knowledge (best first, with a BM25 score)"""
+        """Search an agent's knowledge (best first, with a relevance score)"""
         return trainings.search(g.workspace_id, agent_id, **query)
 
 

@@ -125,10 +125,15 @@ def matching_keys(workspace_id, segments, filters, after, limit, matching):
     sql = f'SELECT CASE {cases} END AS "segment", "updated_at", "id" FROM "conversation" WHERE '
     sql += " AND ".join(conditions)
     if after is not None:
-        sql += (
-            ' AND ("segment" > ? OR ("segment" = ? AND ("updated_at" < ? '
+        keyset = (
+            '("segment" > ? OR ("segment" = ? AND ("updated_at" < ? '
             'OR ("updated_at" = ? AND "id" < ?))))'
         )
+        # PostgreSQL's WHERE cannot name a column of the SELECT: one level up.
+        if engine.postgresql:
+            sql = f"SELECT * FROM ({sql}) AS listed WHERE {keyset}"
+        else:
+            sql += f" AND {keyset}"
         params += [after[0], after[0], after[1], after[1], after[2]]
     sql += ' ORDER BY "segment", "updated_at" DESC, "id" DESC LIMIT ?'
     return [_as_stored(row) for row in execute(sql, *statuses, *params, limit).fetchall()]
@@ -139,44 +144,72 @@ def _equalities(plus, equal):
     return conditions, list(equal.values())
 
 
-def text_hits_reach(fts_query, count):
-    """Whether `fts_query` matches at least `count` messages (of any workspace)."""
-    sql = 'SELECT count(*) FROM (SELECT 1 FROM "message_fts" WHERE "message_fts" MATCH ? LIMIT ?)'
-    return execute(sql, fts_query, count).fetchone()[0] >= count
+def text_query(words):
+    """The message index's query of `words` (what a person typed, cut into
+    words): all of them, each a quoted string (never syntax), the last a
+    prefix, as it may still be being typed. FTS5's syntax, or PostgreSQL's
+    tsquery (read in the message_words configuration: accents folded)."""
+    if engine.postgresql:
+        return " & ".join(f"'{word}'" for word in words) + ":*"
+    return " ".join(f'"{word}"' for word in words) + "*"
 
 
-def search_condition(workspace_id, fts_query, name_pattern):
+def _text_index():
+    """(key column, condition) of message_fts rows matching a text_query."""
+    if engine.postgresql:
+        return '"search_rowid"', """"document" @@ to_tsquery('message_words', ?)"""
+    return "rowid", '"message_fts" MATCH ?'
+
+
+def _contacts():
+    """(FROM, WHERE) of the workspace's contacts whose name is LIKE a
+    pattern: SQLite's LIKE folds ASCII case, PostgreSQL's ILIKE does; SQLite
+    reads the names from their index (the contact rows are larger)."""
+    if engine.postgresql:
+        return '"contact" AS k', 'k."workspace_id" = ? AND k."name" ILIKE ? ESCAPE \'\\\''
+    return (
+        '"contact" AS k INDEXED BY "contact_workspace_id_name"',
+        """k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'""",
+    )
+
+
+def text_hits_reach(text_query, count):
+    """Whether `text_query` matches at least `count` messages (of any workspace)."""
+    condition = _text_index()[1]
+    sql = f'SELECT count(*) FROM (SELECT 1 FROM "message_fts" WHERE {condition} LIMIT ?) AS hits'
+    return execute(sql, text_query, count).fetchone()[0] >= count
+
+
+def search_condition(workspace_id, text_query, name_pattern):
     """SQL and parameters testing one conversation against a search (see
     search_matches): for words so common that walking the list in its order
     finds a page sooner than collecting every conversation they match. The
     message index is read per conversation; the matching rowids and
     contacts are found once per statement."""
+    (key, matches), (contacts, named) = _text_index(), _contacts()
     sql = (
         '(EXISTS (SELECT 1 FROM "message" AS m WHERE m."conversation_id" = "conversation"."id" '
-        'AND m."search_rowid" IN (SELECT rowid FROM "message_fts" WHERE "message_fts" MATCH ?)) '
-        'OR "contact_id" IN (SELECT k."id" FROM "contact" AS k '
-        'INDEXED BY "contact_workspace_id_name" '
-        """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'))"""
+        f'AND m."search_rowid" IN (SELECT {key} FROM "message_fts" WHERE {matches})) '
+        f'OR "contact_id" IN (SELECT k."id" FROM {contacts} WHERE {named}))'
     )
-    return sql, [fts_query, workspace_id, name_pattern]
+    return sql, [text_query, workspace_id, name_pattern]
 
 
-def search_matches(workspace_id, fts_query, name_pattern):
+def search_matches(workspace_id, text_query, name_pattern):
     """SQL and parameters selecting the ids of conversations with a message
-    matching `fts_query` (FTS5 syntax; None: none) or whose contact's name
-    is LIKE `name_pattern` (escaped with \\)."""
+    matching `text_query` (see text_query; None: none) or whose contact's
+    name is LIKE `name_pattern` (escaped with \\)."""
+    (key, matches), (contacts, named) = _text_index(), _contacts()
     parts, params = [], []
-    if fts_query:
+    if text_query:
         parts.append(
             'SELECT m."conversation_id" FROM "message_fts" AS f '
-            'JOIN "message" AS m ON m."search_rowid" = f.rowid WHERE "message_fts" MATCH ?'
+            f'JOIN "message" AS m ON m."search_rowid" = f.{key} WHERE {matches}'
         )
-        params.append(fts_query)
+        params.append(text_query)
     parts.append(
-        # The names are read from their index (the contact rows are larger).
-        'SELECT v."id" FROM "contact" AS k INDEXED BY "contact_workspace_id_name" '
-        'JOIN "conversation" AS v ON v."contact_id" = k."id" '
-        """WHERE k."workspace_id" = ? AND k."name" LIKE ? ESCAPE '\\'"""
+        f'SELECT v."id" FROM {contacts} JOIN "conversation" AS v ON v."contact_id" = k."id" '
+        f"WHERE {named}"
     )
     params += [workspace_id, name_pattern]
     return " UNION ".join(parts), params
@@ -233,7 +266,7 @@ def last_message(conversation_id):
         'SELECT "type", "text", "caption", "sender_type", "deleted_at" FROM "message" '
         'WHERE "conversation_id" = ? ORDER BY "created_at" DESC, "id" DESC LIMIT 1'
     )
-    return execute(sql, conversation_id).fetchone()
+    return _as_stored(execute(sql, conversation_id).fetchone())
 
 
 def unread_count(conversation_id, read_at):

@@ -16,6 +16,7 @@ from ..db import database
 from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
+from .dialect import engine
 from .tenancy import Workspace
 
 TYPES = ("text", "qa", "url", "document")
@@ -56,6 +57,21 @@ _SEARCH_SQL = (
     " JOIN training AS t ON t.search_rowid = f.rowid"
     " WHERE training_fts MATCH ? AND t.agent_id = ?"
     " ORDER BY f.rank LIMIT ?"
+)
+# PostgreSQL's form: the GIN index finds the matches, ts_rank ranks them with
+# the title (weight A) counting twice the body (B), as bm25(2.0, 1.0), its
+# score divided by 1 + log(the document's length) as bm25 favours short
+# documents; negated, so that lower is better there too. Ties go in the
+# order trainings were added (FTS5's rowid order).
+_PG_SEARCH_SQL = (
+    "SELECT "
+    + ", ".join(f"t.{column}" for column in SEARCH_COLUMNS)
+    + ", -ts_rank('{0.1, 0.2, 0.5, 1.0}', f.document, q.query, 1) AS rank"
+    " FROM to_tsquery('knowledge_words', ?) AS q (query)"
+    " JOIN training_fts AS f ON f.document @@ q.query"
+    " JOIN training AS t ON t.search_rowid = f.search_rowid"
+    " WHERE t.agent_id = ?"
+    " ORDER BY rank, t.search_rowid LIMIT ?"
 )
 # Letters and digits as the FTS5 unicode61 tokenizer sees them; everything
 # else separates terms, so it can never reach FTS5 as query syntax.
@@ -112,12 +128,14 @@ class Training(TimestampedModel, WorkspaceScoped):
     @classmethod
     def search_rows(cls, agent_id, text, limit, match_all=True):
         """The agent's ready trainings best matching `text`, best first, as
-        tuples of the SEARCH_COLUMNS as stored, then the rank (FTS5 bm25:
-        lower is better). Empty when `text` has no term. One statement."""
+        tuples of the SEARCH_COLUMNS as stored, then the rank (FTS5 bm25, or
+        PostgreSQL's ts_rank negated: below 0, lower is better). Empty when
+        `text` has no term. One statement."""
         expression = match_expression(text, match_all)
         if expression is None:
             return []
-        return database.execute_sql(_SEARCH_SQL, (expression, str(agent_id), limit)).fetchall()
+        sql = _PG_SEARCH_SQL if engine.postgresql else _SEARCH_SQL
+        return database.execute_sql(sql, (expression, str(agent_id), limit)).fetchall()
 
     @classmethod
     def search(cls, agent_id, text, limit, match_all=True):
@@ -150,18 +168,22 @@ def terms(text):
 
 
 def match_expression(text, match_all=True):
-    """An FTS5 query for `text`, or None when it has no term.
+    """An FTS5 query for `text` (a tsquery on PostgreSQL), or None when it
+    has no term.
 
-    User input never reaches FTS5 as syntax: it is cut into letter/digit
+    User input never reaches the index as syntax: it is cut into letter/digit
     terms, and each term is sent as a quoted string.
     """
     words = terms(text)
     if not words:
         return None
-    quoted = [f'"{word}"' for word in dict.fromkeys(word.lower() for word in words)]
-    return (" AND " if match_all else " OR ").join(quoted)
+    unique = dict.fromkeys(word.lower() for word in words)
+    if engine.postgresql:
+        return (" & " if match_all else " | ").join(f"'{word}'" for word in unique)
+    return (" AND " if match_all else " OR ").join(f'"{word}"' for word in unique)
 
 
 def fts_row_count():
     """Rows in the search index (for checks that it matches the table)."""
-    return database.execute_sql("SELECT COUNT(*) FROM training_fts_docsize").fetchone()[0]
+    table = "training_fts" if engine.postgresql else "training_fts_docsize"
+    return database.execute_sql(f"SELECT COUNT(*) FROM {table}").fetchone()[0]

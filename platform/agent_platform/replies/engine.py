@@ -6,7 +6,7 @@ conversation for the agent (`POST /v1/agents/{id}/context`), the last
 `history_messages` messages of the conversation (a human operator's marked
 `[Human operator]`, so the model knows a person of the team wrote it), and
 the trainings the FTS5 index finds best for the customer's new words, top
-`knowledge_max_results` with their BM25 scores. `Prompt.messages()` is the
+`knowledge_max_results` with their relevance scores. `Prompt.messages()` is the
 OpenAI chat-completions form; `Prompt.as_dict()` is what reply-preview shows.
 """
 
@@ -201,8 +201,9 @@ def message_text(message):
 
 
 def search_knowledge(agent_id, text, language, limit):
-    """The agent's trainings the FTS5 index ranks best for `text` (any of its
-    words, stop words left out), each with its BM25 score (higher is better)."""
+    """The agent's trainings the search index ranks best for `text` (any of
+    its words, stop words left out), each with its score (Training.search's
+    rank negated: higher is better)."""
     profile = matching.profile(language)
     query_words = [
         word

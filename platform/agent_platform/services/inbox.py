@@ -149,15 +149,14 @@ def _segment_keys(workspace_id, filters, wanted, condition, statuses, keyset):
 
 
 def _search(search):
-    """(FTS5 query, LIKE pattern) of what a person typed, or None without a word.
-
-    Each word a quoted FTS5 string (what a person types is never syntax);
-    the last one a prefix, as it may still be being typed."""
+    """(message index query, LIKE pattern) of what a person typed, or None
+    without a word: all its words (the last one a prefix, as it may still be
+    being typed) or the contact's name."""
     words = _WORD.findall(search or "")
     if not words:
         return None
     escaped = re.sub(r"([\\%_])", r"\\\1", search.strip())
-    return " ".join(f'"{word}"' for word in words) + "*", f"%{escaped}%"
+    return queries.text_query(words), f"%{escaped}%"
 
 
 def _encode(key):

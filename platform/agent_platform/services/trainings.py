@@ -138,7 +138,8 @@ def delete_training(workspace_id, training_id):
 
 def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
     """The agent's ready trainings best matching `q`, best first, each with
-    `.score` (BM25 relevance, higher is better). match: "all" terms or "any" term."""
+    `.score` (relevance: BM25 on SQLite, ts_rank on PostgreSQL; higher is
+    better). match: "all" terms or "any" term."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
     hits = Training.search(agent_id, q, limit, match_all=(match == "all"))
     for hit in hits:

@@ -36,7 +36,11 @@ class TrainingSchema(RenderedSchema):
 class TrainingHitSchema(TrainingSchema):
     """A training as TrainingSchema shows it, plus its score."""
 
-    score = fields.Float(metadata={"description": "BM25 relevance; higher is better"})
+    score = fields.Float(
+        metadata={
+            "description": "Relevance (BM25 on SQLite, ts_rank on PostgreSQL); higher is better"
+        }
+    )
 
     @staticmethod
     def render(hit):
