@@ -239,6 +239,19 @@ def test_the_test_chat_answers_with_its_reason_and_stores_nothing(admin, caller,
     assert forged.status_code == 200 and "Small talk" in text(forged)
 
 
+def test_the_test_chat_says_when_it_asks_back_or_stays_silent(admin, caller, agent_id):
+    add_qa(caller, agent_id, "How much does delivery cost?", "Delivery costs $5.")
+    add_qa(caller, agent_id, "Which areas do you deliver to?", "Within 10 km.")
+    path = f"/app/agents/{agent_id}/test-chat"
+    asked = text(post(admin, path, text="do you deliver?"))
+    assert "Asked back: several Q&amp;As match about as well" in asked
+    assert "1. How much does delivery cost?" in asked and "Which areas do you deliver to?" in asked
+    post(admin, f"/app/agents/{agent_id}/active", active="false")
+    silent = text(post(admin, path, text="when are you open?"))
+    assert "The agent is inactive: on a channel it would not answer at all." in silent
+    assert "We open every day" not in silent
+
+
 def test_the_test_chat_does_not_call_a_model_provider(admin, caller, agent_id):
     caller.put(f"/v1/agents/{agent_id}/settings", json={"model_provider": "openai"})
     page = text(post(admin, f"/app/agents/{agent_id}/test-chat", text="opening hours?"))
