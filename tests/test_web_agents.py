@@ -89,6 +89,9 @@ def test_create_an_agent_and_refusals_in_words(admin):
 def test_edit_the_agent_and_its_provider_key_is_never_shown(admin, caller, agent_id):
     path = f"/app/agents/{agent_id}"
     form = edit_form(
+        name="Pizza bot 2",
+        language="es",
+        tone="formal",
         greeting_message="Hi!",
         fallback_message="Ask Ana.",
         handoff_on_fallback="",
@@ -100,7 +103,9 @@ def test_edit_the_agent_and_its_provider_key_is_never_shown(admin, caller, agent
     settings = data(caller.get(f"/v1/agents/{agent_id}/settings"))
     assert settings["api_key_set"] and settings["model_provider"] == "openai"
     assert settings["fallback_message"] == "Ask Ana." and not settings["handoff_on_fallback"]
-    assert data(caller.get(f"/v1/agents/{agent_id}"))["greeting_message"] == "Hi!"
+    agent = data(caller.get(f"/v1/agents/{agent_id}"))
+    assert (agent["name"], agent["language"], agent["tone"]) == ("Pizza bot 2", "es", "formal")
+    assert agent["greeting_message"] == "Hi!"
     page = text(admin.get(path))
     assert KEY not in page and "Provider API key: set" in page
     post(admin, path, **edit_form(model_provider="openai"))  # no key typed: kept
