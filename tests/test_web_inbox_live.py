@@ -1,8 +1,7 @@
 """The inbox's live stream, GET /app/events, from a real `agent-platform
 serve`: a change arrives within a second of a message stored or a state
-change (a take-over, a close), another
-workspace's person hears nothing of it, quiet streams beat and end, and a
-person's open streams are capped."""
+change (a take-over, a close), another workspace's person hears nothing of
+it, quiet streams beat and end, and a person's open streams are capped."""
 
 import json
 import time
