@@ -37,6 +37,7 @@ def admin_pages(service):
     hook = {"url": "http://127.0.0.1:9/hook", "events": ["contact.created"]}
     webhook = call(api, "POST", f"{base}/v1/webhooks", hook, 201)["id"]
     return [
+        "/app",  # the inbox's list
         "/app/agents",
         f"/app/agents/{agent}",
         f"/app/agents/{agent}/knowledge",
