@@ -75,6 +75,7 @@ def test_waiting_for_a_human_come_first_then_newest_activity(desk):
         "type": "text",
         "deleted": False,
         "author": "customer",
+        "author_user_id": None,
     }
     assert page["next_cursor"] is None
 

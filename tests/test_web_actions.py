@@ -244,6 +244,8 @@ def test_a_reply_goes_out_on_whatsapp_with_its_author(browser, caller, shop, gra
     assert shown["author_user_id"] == ana["id"]
     agent_side = data(caller.get(f"/v1/conversations/{conversation_id}/messages"))
     assert {message["author_user_id"] for message in agent_side} == {None, ana["id"]}
+    listed = browser.get("/app").get_data(as_text=True)  # the list names her, not "Person"
+    assert f'<span class="author">{ana["name"]}:</span> Olá, aqui é a Ana.' in listed
 
 
 def test_a_reply_as_a_fetch_answers_the_message(browser, shop, ana):

@@ -13,6 +13,7 @@ import pytest
 from agent_platform.models import Agent, Conversation, Message, Training
 from agent_platform.services import credits
 from conversations_helpers import data
+from loopback import QuietHandler, serving
 from replies_helpers import (
     add_qa,
     agent_channel,
@@ -88,6 +89,9 @@ def test_create_an_agent_and_refusals_in_words(admin):
 def test_edit_the_agent_and_its_provider_key_is_never_shown(admin, caller, agent_id):
     path = f"/app/agents/{agent_id}"
     form = edit_form(
+        name="Pizza bot 2",
+        language="es",
+        tone="formal",
         greeting_message="Hi!",
         fallback_message="Ask Ana.",
         handoff_on_fallback="",
@@ -99,7 +103,9 @@ def test_edit_the_agent_and_its_provider_key_is_never_shown(admin, caller, agent
     settings = data(caller.get(f"/v1/agents/{agent_id}/settings"))
     assert settings["api_key_set"] and settings["model_provider"] == "openai"
     assert settings["fallback_message"] == "Ask Ana." and not settings["handoff_on_fallback"]
-    assert data(caller.get(f"/v1/agents/{agent_id}"))["greeting_message"] == "Hi!"
+    agent = data(caller.get(f"/v1/agents/{agent_id}"))
+    assert (agent["name"], agent["language"], agent["tone"]) == ("Pizza bot 2", "es", "formal")
+    assert agent["greeting_message"] == "Hi!"
     page = text(admin.get(path))
     assert KEY not in page and "Provider API key: set" in page
     post(admin, path, **edit_form(model_provider="openai"))  # no key typed: kept
@@ -182,12 +188,40 @@ def test_a_document_upload_becomes_a_training(admin, agent_id):
     assert refused.status_code == 400 and "file: must be a .txt" in text(refused)
 
 
+class Site(QuietHandler):
+    """A shop's own web pages: one to learn from, one that is gone."""
+
+    def do_GET(self):
+        if self.path == "/hours.html":
+            page = b"<title>Hours</title><p>Open <b>Sundays</b> from noon.</p>"
+            self.reply(200, "text/html; charset=utf-8", page)
+        else:
+            self.reply(404, "text/html", b"<p>no such page</p>")
+
+
+def test_a_web_page_is_read_into_a_training_or_says_why_not(admin, app, agent_id):
+    path = f"/app/agents/{agent_id}/knowledge"
+    with serving(Site) as site:
+        private = post(admin, path, type="url", url=f"{site}/hours.html")
+        assert private.status_code == 400
+        assert "url: refused" in text(private) and "trainings.allow_private_urls" in text(private)
+        assert Training.select().where(Training.type == "url").count() == 0
+        app.config["TRAININGS_ALLOW_PRIVATE_URLS"] = True  # a shop's page on loopback
+        assert post(admin, path, type="url", url=f"{site}/hours.html").status_code == 303
+        assert post(admin, path, type="url", url=f"{site}/gone", title="Old").status_code == 303
+    page = text(admin.get(path))
+    assert "Web page" in page and "Open Sundays from noon." in page and "<b>Sundays" not in page
+    assert "Not used: the page answered HTTP 404" in page
+    chat = text(post(admin, f"{path[: -len('/knowledge')]}/test-chat", text="open on sundays?"))
+    assert "Open Sundays from noon." in chat and "passage of a text" in chat
+
+
 def transcript_of(page):
     found = re.search(r'name="transcript" value="([^"]*)"', page).group(1)
     return json.loads(found.replace("&#34;", '"').replace("&quot;", '"').replace("&amp;", "&"))
 
 
-def test_the_test_chat_answers_with_its_reason_and_stores_nothing(admin, agent_id):
+def test_the_test_chat_answers_with_its_reason_and_stores_nothing(admin, caller, agent_id):
     path = f"/app/agents/{agent_id}/test-chat"
     conversations, messages = Conversation.select().count(), Message.select().count()
     first = text(post(admin, path, text="when are you open?"))
@@ -203,10 +237,24 @@ def test_the_test_chat_answers_with_its_reason_and_stores_nothing(admin, agent_i
     third = text(post(admin, path, text="I want to talk to a person"))
     assert "Handed off to a person: the message has the keyword &#34;talk to a person&#34;" in third
     assert (Conversation.select().count(), Message.select().count()) == (conversations, messages)
+    assert credits.usage_report(caller.workspace_id, agent_id)["total_credits"] == 0
     empty = post(admin, path, text="  ")
     assert empty.status_code == 400 and "text:" in text(empty)
     forged = post(admin, path, text="hello", transcript='[{"question": 1}]')
     assert forged.status_code == 200 and "Small talk" in text(forged)
+
+
+def test_the_test_chat_says_when_it_asks_back_or_stays_silent(admin, caller, agent_id):
+    add_qa(caller, agent_id, "How much does delivery cost?", "Delivery costs $5.")
+    add_qa(caller, agent_id, "Which areas do you deliver to?", "Within 10 km.")
+    path = f"/app/agents/{agent_id}/test-chat"
+    asked = text(post(admin, path, text="do you deliver?"))
+    assert "Asked back: several Q&amp;As match about as well" in asked
+    assert "1. How much does delivery cost?" in asked and "Which areas do you deliver to?" in asked
+    post(admin, f"/app/agents/{agent_id}/active", active="false")
+    silent = text(post(admin, path, text="when are you open?"))
+    assert "The agent is inactive: on a channel it would not answer at all." in silent
+    assert "We open every day" not in silent
 
 
 def test_the_test_chat_does_not_call_a_model_provider(admin, caller, agent_id):

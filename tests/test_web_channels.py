@@ -9,7 +9,7 @@ import pytest
 
 from agent_platform.channels import channel_errors
 from agent_platform.models import Channel
-from conversations_helpers import WA_SETTINGS, make_agent, make_channel
+from conversations_helpers import WA_SETTINGS, event_names, make_agent, make_channel
 from telegram_stub import TOKEN, TelegramStub
 from test_cli import free_port
 from web_helpers import make_user, page_token, sign_in, text
@@ -197,6 +197,9 @@ def test_connect_and_disconnect_an_agent(admin, caller, other):
     assert Channel.get_by_id(site["id"]).agent_id == agent
     post(admin, f"/app/channels/{site['id']}/disconnect")
     assert Channel.get_by_id(site["id"]).agent_id is None
+    # The API's own events, for the workspace's webhooks.
+    raised = [name for name in event_names(caller.workspace_id) if name.startswith("channel.")]
+    assert raised == ["channel.connected", "channel.disconnected"]
 
 
 def test_delete_removes_the_channel_from_the_list(admin, caller):

@@ -7,13 +7,22 @@ shown as text; and nothing of another workspace, on a page or the stream."""
 
 import html
 import re
+from datetime import timedelta
 
 import pytest
 
 import test_inbox_service
 from agent_platform.channels import SendError
-from agent_platform.models import Channel
-from agent_platform.services import conversations, inbox, messages, receipts, sending
+from agent_platform.models import Channel, Clarification, Conversation
+from agent_platform.models.base import utcnow
+from agent_platform.services import (
+    appointments,
+    conversations,
+    inbox,
+    messages,
+    receipts,
+    sending,
+)
 from test_inbox_service import _clarification, _photo_from_customer, at, customer
 from web_helpers import make_user, sign_in, text
 
@@ -264,3 +273,48 @@ def test_the_list_beside_an_opened_conversation_shows_it_read(client, desk, ana)
     conversation_id = customer(desk["main"], "551190", "Oi", 1)
     body = shown(client.get(f"/app/conversations/{conversation_id}"))
     assert "unread-count" not in body
+
+
+def test_the_page_shows_read_the_contacts_e_mail_appointments_and_every_choice(
+    client, caller, desk, fake, ana
+):
+    """What the first conversation test leaves out: the Read state, an e-mail
+    address, the contact's upcoming and past appointments on the page, and
+    a question the customer answered with none of the options or not in time."""
+    ws = desk["ws"]
+    conversation_id = customer(desk["main"], "551190", "Olá", 1, name="Bia")
+    channel = Channel.get_by_id(desk["main"])
+    messages.post_message(ws, conversation_id, {"sender_type": "agent", "text": "Oi!"}, now=at(2))
+    sending.send_queued(now=at(2))
+    receipts.apply_status(channel, fake.sent[-1][2], "read", now=at(3))
+    _question(ws, conversation_id, desk["agent"], "none", minute=4, expires=60)
+    _question(ws, conversation_id, desk["agent"], "pending", minute=5, expires=6)
+    contact_id = inbox.conversation_view(ws, "u", conversation_id)["contact"]["id"]
+    changed = caller.patch(f"/v1/contacts/{contact_id}", json={"email": "bia@example.com"})
+    assert changed.status_code == 200, text(changed)
+    soon = (utcnow() + timedelta(days=2)).replace(microsecond=0)
+    for title, start, now in (("Visita", soon, None), ("Primeira visita", at(30), at(10))):
+        period = {"start_at": start, "end_at": start + timedelta(hours=1)}
+        appointments.create_appointment(ws, {"contact_id": contact_id, "title": title, **period},
+                                        now=now)  # fmt: skip
+
+    body = shown(client.get(f"/app/conversations/{conversation_id}"))
+    assert re.findall(r'<p class="delivery delivery-(\w+)">\s*(\w+)', body) == [
+        ("read", "Read"), ("queued", "Queued"), ("queued", "Queued")]  # fmt: skip
+    assert "<dt>E-mail</dt><dd>bia@example.com</dd>" in body
+    appointments_shown = re.search(r'<ul class="appointments">(.*?)</ul>', body, re.S).group(1)
+    listed = re.findall(r"</time> ([^<]+) <span", appointments_shown)
+    assert listed == ["Visita", "Primeira visita"]
+    assert appointments_shown.count("(past)") == 1
+    assert "The customer chose none of these." in body
+    assert "The customer did not choose in time." in body
+
+
+def _question(ws, conversation_id, agent_id, status, minute, expires):
+    conversation = Conversation.get_by_id(conversation_id)
+    question = messages.queue_text(conversation, "agent", "Sobre o quê?", {}, at(minute))
+    choices = [{"training_id": "t1", "label": "Planos"}, {"training_id": "t2", "label": "Preços"}]
+    Clarification.create(workspace=ws, conversation=conversation_id, agent_id=agent_id,
+                         message_id=question.id, asked_about_id=question.id, status=status,
+                         choices=choices, expires_at=at(expires), created_at=at(minute),
+                         updated_at=at(minute))  # fmt: skip

@@ -197,11 +197,13 @@ def test_an_ended_session_is_sent_to_sign_in_and_nothing_changes(short_sessions,
     customer_writes(base, channel, "Do you sell gift cards?", "wamid.S1", name="Rita Lopes")
     [conversation_id] = wait_for(lambda: _in_handoff(short_sessions), "handed Rita off")
     browser, ana = browsers(), person(short_sessions, "ana@example.com", "Ana Souza")
-    signing_in = time.monotonic()
     sign_in(browser, base, ana)
+    # The session began before this and is not touched again within IDLE
+    # (on a busy machine signing in itself can take seconds).
+    signed_in = time.monotonic()
     browser.get(f"{base}/app/conversations/{conversation_id}")
     assert browser.find_element(By.XPATH, "//button[normalize-space()='Take over']")
-    time.sleep(max(0.0, signing_in + IDLE + 0.5 - time.monotonic()))  # the session ends
+    time.sleep(max(0.0, signed_in + IDLE + 0.5 - time.monotonic()))  # the session ends
     click(browser, "Take over")
     signed_out = f"{base}/app/sign-in?next=/app/conversations/{conversation_id}"
     WebDriverWait(browser, 10).until(lambda b: b.current_url == signed_out)

@@ -1,7 +1,7 @@
 """The inbox's live stream, GET /app/events, from a real `agent-platform
-serve`: a change arrives within a second of a message stored, another
-workspace's person hears nothing of it, quiet streams beat and end, and a
-person's open streams are capped."""
+serve`: a change arrives within a second of a message stored or a state
+change (a take-over, a close), another workspace's person hears nothing of
+it, quiet streams beat and end, and a person's open streams are capped."""
 
 import json
 import time
@@ -9,7 +9,16 @@ import time
 import pytest
 import requests
 
-from inbox_served import call, customer_writes, person_link, served, shop, signed_in, wait_for
+from inbox_served import (
+    KNOWN,
+    call,
+    customer_writes,
+    person_link,
+    served,
+    shop,
+    signed_in,
+    wait_for,
+)
 
 HEARTBEAT, LIFETIME = 0.5, 8  # long enough for the cap test to hold two on a busy machine
 
@@ -88,6 +97,24 @@ def test_a_message_stored_reaches_the_stream_within_a_second(service):
             lambda changes: any(c["event"] == "message.received" for c in changes)
         )
         assert {c["conversation"] for c in seen} == {conversation["id"]}
+
+
+def test_a_state_change_reaches_the_stream_within_a_second(service):
+    """A take-over and a close through the API, not only a message."""
+    base, api = service["base"], service["api"]
+    # A question the agent answers: it hands nothing off by itself.
+    customer_writes(base, service["channel"], KNOWN[0], "wamid.LIVE5", sender="5511900000005")
+    newest = max(call(api, "GET", f"{base}/v1/conversations"), key=lambda c: c["created_at"])
+    conversation_id = newest["id"]  # this customer's: their first message
+    url = f"{base}/app/events?conversation={conversation_id}"
+    with Stream(service["person"], url) as stream:
+        stream.event()
+        for path, event in (("/v1/chats/{}/handoff", "agent.handoff_started"),
+                            ("/v1/conversations/{}/close", "conversation.closed")):  # fmt: skip
+            call(api, "POST", base + path.format(conversation_id), {})
+            changed = time.monotonic()
+            stream.changes(lambda changes, e=event: any(c["event"] == e for c in changes))
+            assert time.monotonic() - changed < 1.0, event
 
 
 def test_another_workspace_hears_nothing(service):

@@ -261,9 +261,11 @@ def rows(workspace_id, user_id, ids):
 
 
 def last_message(conversation_id):
-    """(type, text, caption, sender_type, deleted_at) of the newest message, or None."""
+    """(type, text, caption, sender_type, deleted_at, author_user_id) of the
+    newest message, or None."""
     sql = (
-        'SELECT "type", "text", "caption", "sender_type", "deleted_at" FROM "message" '
+        'SELECT "type", "text", "caption", "sender_type", "deleted_at", "author_user_id" '
+        'FROM "message" '
         'WHERE "conversation_id" = ? ORDER BY "created_at" DESC, "id" DESC LIMIT 1'
     )
     return _as_stored(execute(sql, conversation_id).fetchone())

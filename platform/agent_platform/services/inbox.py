@@ -227,7 +227,7 @@ def _named(found, prefix, *extra):
 def _last_message(last):
     if last is None:
         return None
-    kind, text, caption, sender_type, deleted_at = last
+    kind, text, caption, sender_type, deleted_at, user_id = last
     shown = "" if deleted_at else " ".join((text or caption or "").split())
     if len(shown) > PREVIEW_CHARS:
         shown = shown[: PREVIEW_CHARS - 1].rstrip() + "…"
@@ -236,4 +236,5 @@ def _last_message(last):
         "type": kind,
         "deleted": deleted_at is not None,
         "author": AUTHORS.get(sender_type, sender_type),
+        "author_user_id": user_id,  # a person of the team's, named by the page
     }

@@ -64,13 +64,14 @@ def list_page(workspace_id, user_id, values, limit):
     filters, their choices, and the names of the people rows are assigned to."""
     filters, choices = list_filters(workspace_id, values)
     page = inbox.inbox_list(workspace_id, user_id, limit=limit, **filters)
-    assigned = [row["assigned_to"] for row in page["items"]]
+    last = [row["last_message"] or {} for row in page["items"]]
+    named = [row["assigned_to"] for row in page["items"]] + [m.get("author_user_id") for m in last]
     return {
         "page": page,
         "counts": inbox.inbox_counts(workspace_id, user_id),
         "filters": filters,
         "choices": choices,
-        "people": people_named(workspace_id, assigned),
+        "people": people_named(workspace_id, named),
     }
 
 
