@@ -36,7 +36,15 @@ PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
 	tests/test_channels.py tests/test_messages.py tests/test_request_pipeline.py \
 	tests/test_errors.py tests/test_list_order.py tests/test_permissions.py tests/test_routes.py \
 	tests/test_leads.py tests/test_credits.py tests/test_interactions.py tests/test_mcp.py \
-	tests/test_fastsql.py tests/test_appointments.py
+	tests/test_fastsql.py tests/test_appointments.py \
+	tests/test_opportunities.py tests/test_sales_events.py tests/test_sales_walkthrough.py \
+	tests/test_appointment_reminders.py tests/test_service_appointments.py tests/test_billing.py \
+	tests/test_service_billing.py tests/test_counts.py tests/test_pagination.py \
+	tests/test_pagination_ties.py tests/test_page_memory.py tests/test_users_api.py \
+	tests/test_web_sign_in.py tests/test_web_team.py tests/test_web_channels.py \
+	tests/test_web_integrations.py tests/test_web_inbox_live.py tests/test_scope_variants.py \
+	tests/test_hostile_input.py tests/test_system.py tests/test_ids.py tests/test_service_spec.py \
+	tests/test_spec_coverage.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 
