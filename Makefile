@@ -41,7 +41,15 @@ PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
 	tests/test_trainings.py tests/test_knowledge_matching.py tests/test_knowledge_vocabulary.py \
 	tests/test_replies.py tests/test_replies_clarify.py tests/test_replies_clarify_one.py \
 	tests/test_replies_openai.py tests/test_replies_unanswered.py tests/test_reply_thresholds.py \
-	tests/test_routing.py tests/test_agent_activity.py
+	tests/test_routing.py tests/test_agent_activity.py \
+	tests/test_opportunities.py tests/test_sales_events.py tests/test_sales_walkthrough.py \
+	tests/test_appointment_reminders.py tests/test_service_appointments.py tests/test_billing.py \
+	tests/test_service_billing.py tests/test_counts.py tests/test_pagination.py \
+	tests/test_pagination_ties.py tests/test_page_memory.py tests/test_users_api.py \
+	tests/test_web_sign_in.py tests/test_web_team.py tests/test_web_channels.py \
+	tests/test_web_integrations.py tests/test_web_inbox_live.py tests/test_scope_variants.py \
+	tests/test_hostile_input.py tests/test_system.py tests/test_ids.py tests/test_service_spec.py \
+	tests/test_spec_coverage.py
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 
