@@ -60,12 +60,17 @@ def _layout_of(model, cursor):
 
 @cache
 def _layout(model, columns):
-    """The field names of the selected columns, and (name, reader) of those
-    whose stored value needs converting."""
+    """The field names of the selected columns, (name, reader) of those
+    whose stored value needs converting, and the positions of the model's
+    columns when the table holds others too (None when it does not):
+    PostgreSQL's event keeps its commit order (migration 0025)."""
     fields = {field.column_name: field for field in model._meta.sorted_fields}
-    selected = [fields[column] for column in columns]
+    kept = tuple(position for position, column in enumerate(columns) if column in fields)
+    selected = [fields[columns[position]] for position in kept]
     readers = ((field.name, _reader(field)) for field in selected)
-    return tuple(field.name for field in selected), tuple(pair for pair in readers if pair[1])
+    names = tuple(field.name for field in selected)
+    others = len(kept) < len(columns)
+    return names, tuple(pair for pair in readers if pair[1]), kept if others else None
 
 
 # SQLite already hands these back as the Python type the field holds.
@@ -80,7 +85,9 @@ def _reader(field):
 
 
 def _instance(model, layout, row):
-    names, readers = layout
+    names, readers, kept = layout
+    if kept is not None:
+        row = [row[position] for position in kept]
     data = dict(zip(names, row, strict=True))
     for name, read in readers:
         value = data[name]
