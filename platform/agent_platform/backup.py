@@ -22,6 +22,13 @@ class BackupError(Exception):
 
 def backup(source, target, force=False, timeout=10):
     """Copy the database at `source` to the new file `target`; return its size."""
+    return written_whole(target, force, lambda partial: _copy(source, partial, timeout))
+
+
+def written_whole(target, force, write):
+    """`write(partial)` a backup into a hidden file beside `target`, given
+    the name only once whole, so a file with the name is a whole backup;
+    return its size. Refuses to replace `target` unless `force`."""
     target = Path(target).resolve()
     if target.exists() and not force:
         raise BackupError(f"{target} already exists; pass --force to replace it")
@@ -31,7 +38,7 @@ def backup(source, target, force=False, timeout=10):
     partial.unlink(missing_ok=True)
     create_file(partial)  # the copy holds every conversation: its owner's alone
     try:
-        _copy(source, partial, timeout)
+        write(partial)
     except BaseException:
         partial.unlink(missing_ok=True)
         raise

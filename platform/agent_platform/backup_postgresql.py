@@ -26,9 +26,8 @@ from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from .backup import BackupError
+from .backup import BackupError, written_whole
 from .database_name import described_url as described
-from .private import create_file
 
 INSTALL = "install PostgreSQL's client programs (Debian: apt install postgresql-client)"
 _MISMATCH = re.compile(r"server version: (\d+)[^;]*; (\w+) version: (\d+)")
@@ -40,22 +39,12 @@ _IN_USE = (
 
 def backup(url, target, force=False):
     """Dump the database at `url` to the new file `target`; return its size."""
-    target = Path(target).resolve()
-    if target.exists() and not force:
-        raise BackupError(f"{target} already exists; pass --force to replace it")
-    if not target.parent.is_dir():
-        raise BackupError(f"no directory {target.parent} to write the backup in")
-    partial = target.with_name(f".{target.name}.partial")
-    partial.unlink(missing_ok=True)
-    create_file(partial)  # the dump holds every conversation: its owner's alone
-    try:
-        _run(url, "pg_dump", "--format=custom", f"--file={partial}")
-        check_archive(partial)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, target)
-    return target.stat().st_size
+    return written_whole(target, force, lambda partial: _dump(url, partial))
+
+
+def _dump(url, partial):
+    _run(url, "pg_dump", "--format=custom", f"--file={partial}")
+    check_archive(partial)
 
 
 def restore(backup_path, url):
