@@ -28,28 +28,17 @@ run: $(VENV)/.runtime
 test: $(VENV)/.installed
 	$(BIN)/pytest
 
-# The test files that pass on PostgreSQL so far, run there (a throwaway server
-# of Debian's postgresql: tests/pg_server.py). PG_TESTS=... names others.
-PG_TESTS ?= tests/test_postgresql.py tests/test_migrations_engines.py \
-	tests/test_agents.py tests/test_minted_keys.py tests/test_keys_service.py tests/test_auth.py \
-	tests/test_contacts.py tests/test_conversations.py tests/test_custom_fields.py \
-	tests/test_channels.py tests/test_messages.py tests/test_request_pipeline.py \
-	tests/test_errors.py tests/test_list_order.py tests/test_permissions.py tests/test_routes.py \
-	tests/test_leads.py tests/test_credits.py tests/test_interactions.py tests/test_mcp.py \
-	tests/test_fastsql.py tests/test_appointments.py \
-	tests/test_postgresql_ops.py \
-	tests/test_trainings.py tests/test_knowledge_matching.py tests/test_knowledge_vocabulary.py \
-	tests/test_replies.py tests/test_replies_clarify.py tests/test_replies_clarify_one.py \
-	tests/test_replies_openai.py tests/test_replies_unanswered.py tests/test_reply_thresholds.py \
-	tests/test_routing.py tests/test_agent_activity.py \
-	tests/test_opportunities.py tests/test_sales_events.py tests/test_sales_walkthrough.py \
-	tests/test_appointment_reminders.py tests/test_service_appointments.py tests/test_billing.py \
-	tests/test_service_billing.py tests/test_counts.py tests/test_pagination.py \
-	tests/test_pagination_ties.py tests/test_page_memory.py tests/test_users_api.py \
-	tests/test_web_sign_in.py tests/test_web_team.py tests/test_web_channels.py \
-	tests/test_web_integrations.py tests/test_web_inbox_live.py tests/test_scope_variants.py \
-	tests/test_hostile_input.py tests/test_system.py tests/test_ids.py tests/test_service_spec.py \
-	tests/test_spec_coverage.py
+# The suite again on PostgreSQL (a throwaway server of Debian's postgresql:
+# tests/pg_server.py), but for the files that do not use the engine under
+# test (browser and served tests start servers on SQLite files of their own;
+# the cluster, PostgreSQL and migration-set tests run there in `make test`)
+# and those still to bring over (issue 42). PG_TESTS=... names others.
+PG_SKIP := $(wildcard tests/*_browser.py) tests/test_web_inbox_e2e.py \
+	tests/test_generated_clients.py tests/test_cluster.py tests/test_postgresql.py \
+	tests/test_postgresql_ops.py tests/test_migrations_engines.py \
+	tests/test_connections.py tests/test_fuzz_openapi.py tests/test_migrations.py \
+	tests/test_ratelimit.py tests/test_sqljson.py
+PG_TESTS ?= $(filter-out $(PG_SKIP),$(wildcard tests/test_*.py))
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
 
