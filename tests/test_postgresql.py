@@ -102,9 +102,9 @@ def test_a_statement_without_parameters_keeps_its_percent_signs():
     )
 
 
-def test_messages_name_the_database_without_its_password(postgres_server):
+def test_messages_name_the_database_without_its_password(postgres_server, tmp_path):
     url = new_postgres_database(postgres_server).replace("@", ":s3cret@", 1)
-    app = create_app({**OFFLINE, "DATABASE_URL": url})
+    app = create_app({**OFFLINE, "DATABASE_URL": url, "DATABASE_PATH": str(tmp_path / "u.db")})
     with app.app_context():
         shown = described()
     database.close_all()
