@@ -5,7 +5,8 @@ its window, oldest first. A request reads its row locked (the upsert below
 locks it on PostgreSQL until the transaction ends; on SQLite the write
 transaction holds the whole database), so two processes counting the same
 key take turns and the count stays exact. Times come from the database's
-clock, the one clock every process and machine agrees on.
+clock, the one clock every process and machine agrees on, unless the caller
+gives its own now (tests drive the window with a clock of theirs).
 """
 
 from peewee import CharField, CompositeKey, DoubleField, Model, TextField
@@ -33,16 +34,17 @@ class RateLimitWindow(Model):
         indexes = ((("expires_at",), False),)
 
 
-def locked_window(limiter, key):
-    """The times counted for `key` (oldest first) and the database's now,
-    the row locked for the rest of the transaction (made if missing)."""
+def locked_window(limiter, key, now=None):
+    """The times counted for `key` (oldest first) and `now` (None: the
+    database's), the row locked for the rest of the transaction (made if
+    missing)."""
     param = database.param
     row = database.execute_sql(
         "INSERT INTO rate_limit_window (limiter, key, hits, expires_at) "
         f"VALUES ({param}, {param}, '', 0) ON CONFLICT (limiter, key) "
         "DO UPDATE SET hits = rate_limit_window.hits "
-        f"RETURNING hits, {_NOW[is_postgresql()]}",
-        (limiter, key),
+        f"RETURNING hits, COALESCE(CAST({param} AS DOUBLE PRECISION), {_NOW[is_postgresql()]})",
+        (limiter, key, now),
     ).fetchone()
     return [float(hit) for hit in row[0].split()], row[1]
 

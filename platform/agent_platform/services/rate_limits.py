@@ -87,14 +87,20 @@ class SharedWindowLimiter:
     """The same exact window, counted in the database for every process
     (models/rate_limits.py). Rows of idle keys are pruned by a job, so a
     caller who makes up keys (addresses) fills nothing for longer than the
-    window."""
+    window.
 
-    def __init__(self, name, limit, window_seconds):
+    `clock` None counts by the database's clock, the one every process and
+    machine agrees on; a callable (Unix seconds) replaces it, as for the
+    limiter in memory: tests drive both the same way."""
+
+    def __init__(self, name, limit, window_seconds, clock=None):
         self.name, self.limit, self.window = name, limit, window_seconds
+        self.clock = clock
 
     def hit(self, key):
+        now = None if self.clock is None else self.clock()
         with database.atomic():
-            hits, now = locked_window(self.name, key)
+            hits, now = locked_window(self.name, key, now)
             hits = [hit for hit in hits if hit > now - self.window]
             decision = _counted(hits, self.limit, self.window, now)
             store_window(self.name, key, hits, hits[-1] + self.window)
