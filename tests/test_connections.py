@@ -1,6 +1,7 @@
-"""db.end_request and the pool: a request hands its connection back to the
-pool, which reuses it (a kept-alive connection idle under gevent holds no
-SQLite connection), and a thread that ends holding one hands it back."""
+"""db.end_request and the pool, on either engine: a request hands its
+connection back to the pool, which reuses it (a kept-alive connection idle
+under gevent holds no database connection), and a thread that ends holding
+one hands it back."""
 
 import gc
 import threading
@@ -20,14 +21,14 @@ def test_a_request_hands_its_connection_back_to_the_pool_which_reuses_it(caller)
 
 def test_a_connection_left_in_a_transaction_goes_back_to_the_pool(app, caller):
     def leaves_a_transaction_open():
-        database.connection().execute("BEGIN IMMEDIATE")
+        database.begin("IMMEDIATE")  # a write transaction, never committed
         return {}
 
     leaves_a_transaction_open._public = True  # as @blp.public marks it
     app.add_url_rule("/leaves-a-transaction-open", view_func=leaves_a_transaction_open)
     assert caller.get("/leaves-a-transaction-open").status_code == 200
     assert database.is_closed()  # handed back, rolled back by the pool
-    assert not database.connection().in_transaction
+    assert not database.connection_in_transaction()
 
 
 def test_a_thread_that_ends_hands_its_connection_back(caller):

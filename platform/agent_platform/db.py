@@ -130,8 +130,9 @@ def _writes(sql):
     return sql.lstrip()[:6].upper() in _WRITES
 
 
-class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
-    write_turns = None  # a _WriteTurns, once configured
+class LeasedPool:
+    """A pool (either engine's) whose threads hold their connections by a
+    _Lease: one that ends holding a connection hands it back."""
 
     def _connect(self):
         connection = super()._connect()
@@ -139,8 +140,6 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
         return connection
 
     def _close(self, connection, close_conn=False):
-        if self.write_turns is not None:  # rolled back in the pool, if open
-            self.write_turns.end(connection)
         lease = getattr(self._state, "lease", None)
         if lease is not None and lease.connection is connection:
             lease.cancel()
@@ -148,8 +147,20 @@ class _ThreadPooledSqliteDatabase(PooledSqliteDatabase):
 
     def check_in(self, connection):
         """Return a connection whose thread is gone to the pool."""
-        self.write_turns.end(connection)
         super()._close(connection)
+
+
+class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
+    write_turns = None  # a _WriteTurns, once configured
+
+    def _close(self, connection, close_conn=False):
+        if self.write_turns is not None:  # rolled back in the pool, if open
+            self.write_turns.end(connection)
+        super()._close(connection, close_conn)
+
+    def check_in(self, connection):
+        self.write_turns.end(connection)
+        super().check_in(connection)
 
     _incident_lock = threading.Lock()
 

@@ -6,7 +6,10 @@ gevent has patched `select` by then, else in C, which would stop every
 greenlet of `serve`'s worker while one waits. (Not yet checked under serve,
 whose master imports the package before forking the worker: issue 42.)
 
-What db.py does for SQLite has no work here: PostgreSQL locks rows, not the
+A thread that ends holding a connection hands it back, as on SQLite
+(db.LeasedPool): the pool would keep it in use for good, and a server
+refuses connections past its max_connections. What else db.py does for
+SQLite has no work here: PostgreSQL locks rows, not the
 database, so writers need no turns; a transaction starts with a plain BEGIN
 whatever SQLite lock type a caller names (READ COMMITTED, the server's
 default); SQLite's DEFERRED, a read that must see one snapshot throughout
@@ -35,6 +38,8 @@ from functools import lru_cache
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
 
+from .db import LeasedPool
+
 log = logging.getLogger("agent_platform.db")
 SCHEMES = ("postgresql", "postgres")
 
@@ -60,7 +65,7 @@ class _IncidentLog:
             log.info("The database takes writes again, after %.0f s.", time.time() - since)
 
 
-class PostgresqlPooledDatabase(_IncidentLog, PooledPostgresqlDatabase):
+class PostgresqlPooledDatabase(_IncidentLog, LeasedPool, PooledPostgresqlDatabase):
     def begin(self, lock_type=None):
         # SQLite's lock types name no isolation level (see the docstring).
         if lock_type == "DEFERRED":
