@@ -1,5 +1,6 @@
-"""models.sqljson: a row written as JSON by SQLite reads as the API's encoder
-writes the same values, for every kind of field, NULL or not."""
+"""models.sqljson: a row written as JSON by the database (SQLite's printf()
+or PostgreSQL's format(), whichever engine the tests run on) reads as the
+API's encoder writes the same values, for every kind of field, NULL or not."""
 
 import json
 from datetime import datetime
@@ -11,10 +12,10 @@ from peewee import (
     ForeignKeyField,
     IntegerField,
     Model,
-    SqliteDatabase,
     TextField,
 )
 
+from agent_platform.db import database
 from agent_platform.models.base import JSONField, UtcDateTimeField
 from agent_platform.models.sqljson import JsonForm
 from agent_platform.services.formats import utc_timestamp
@@ -31,8 +32,9 @@ KINDS = {
 
 
 @pytest.fixture
-def models():
-    database = SqliteDatabase(":memory:")
+def models(app):
+    """A table of every kind of field in the app's database, so JsonForm
+    writes the SQL of the engine under test."""
 
     class Owner(Model):
         id = CharField(primary_key=True)
@@ -48,8 +50,7 @@ def models():
     database.bind([Owner, Row])
     database.create_tables([Owner, Row])
     Owner.create(id="o-1")
-    yield Row
-    database.close()
+    return Row
 
 
 def rendered(model, row_id, names, **constants):
