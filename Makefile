@@ -31,13 +31,11 @@ test: $(VENV)/.installed
 # The suite again on PostgreSQL (a throwaway server of Debian's postgresql:
 # tests/pg_server.py), but for the files that do not use the engine under
 # test (browser and served tests start servers on SQLite files of their own;
-# the cluster, PostgreSQL and migration-set tests run there in `make test`)
-# and those still to bring over (issue 42). PG_TESTS=... names others.
+# the cluster, PostgreSQL and migration-set tests run there in `make test`).
+# A test that checks SQLite itself is marked sqlite_only. PG_TESTS=... names others.
 PG_SKIP := $(wildcard tests/*_browser.py) tests/test_web_inbox_e2e.py \
 	tests/test_generated_clients.py tests/test_cluster.py tests/test_postgresql.py \
-	tests/test_postgresql_ops.py tests/test_migrations_engines.py \
-	tests/test_connections.py tests/test_fuzz_openapi.py tests/test_migrations.py \
-	tests/test_ratelimit.py tests/test_sqljson.py
+	tests/test_postgresql_ops.py tests/test_migrations_engines.py
 PG_TESTS ?= $(filter-out $(PG_SKIP),$(wildcard tests/test_*.py))
 test-postgresql: $(VENV)/.installed
 	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)

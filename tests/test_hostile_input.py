@@ -103,6 +103,32 @@ def test_a_lone_surrogate_is_refused_naming_its_field(caller, body, field):
     assert Agent.select().count() == 0
 
 
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        (b'{"name": "A", "description": "\\u00aa\\u0000\\u0007"}', "description"),
+        (b'{"name": "A", "settings": {"x": ["ok", "a\\u0000"]}}', "settings.x[1]"),
+        (b'{"name": "A", "k\\u0000": 1}', "k\\u0000"),
+    ],
+)
+def test_a_nul_in_any_text_is_refused_naming_its_field(caller, body, field):
+    """PostgreSQL cannot store NUL in text (it was a 500 there); it is
+    refused on both engines alike (api/nul.py)."""
+    error = assert_error(raw(caller, "POST", "/v1/agents", body), 400, "VALIDATION_ERROR")
+    assert error["message"] == f"{field}: must not contain the NUL character (U+0000)"
+    assert Agent.select().count() == 0
+
+
+def test_a_nul_in_a_query_parameter_is_refused(caller):
+    error = assert_error(caller.get("/v1/contacts?search=a%00b"), 400, "VALIDATION_ERROR")
+    assert error["message"].startswith("search: must not contain the NUL")
+
+
+def test_an_escaped_backslash_before_u0000_is_ordinary_text(caller):
+    created = raw(caller, "POST", "/v1/agents", b'{"name": "A", "description": "x\\\\u0000"}')
+    assert data(created, 201)["description"] == "x\\u0000"
+
+
 def test_a_surrogate_pair_is_an_ordinary_character(caller):
     created = data(raw(caller, "POST", "/v1/agents", b'{"name": "Ana \\ud83d\\ude00"}'), 201)
     assert created["name"] == "Ana \U0001f600"

@@ -11,6 +11,7 @@ from flask import current_app, g, request
 from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized, ValidationError
 from ..services import keys
 from .blueprint import ANY_SCOPE
+from .nul import refuse_nul
 from .ratelimit import client_address
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -28,9 +29,10 @@ def install(app):
 def admit():
     """The checks, in this order: a key the request carries (401, then the
     rate limit's 429), the body's size (413), the path and method (404,
-    405), then the scope (403) and workspace. A key is checked first so that
-    every answer to a request carrying one, those three errors included,
-    counts against its limit and carries the rate-limit headers."""
+    405), then the scope (403), workspace and a NUL in the text (400). A
+    key is checked first so that every answer to a request carrying one,
+    those three errors included, counts against its limit and carries the
+    rate-limit headers."""
     # One hook rather than three: Flask's cost is per hook and per request.
     # The request, g and current_app proxies look up the context on every
     # use (about ten thousand instructions each); the hook resolves them once.
@@ -57,6 +59,7 @@ def admit():
         )
     _check_scope(api_key, scopes, also_required)
     _check_workspace(api_key, req.view_args or {})
+    refuse_nul(req)
 
 
 def request_id_of(environ):

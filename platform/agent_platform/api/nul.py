@@ -1,0 +1,44 @@
+"""No text a request carries may hold NUL (U+0000), on either engine.
+
+PostgreSQL's text columns cannot store it (SQLite's can), so a NUL that got
+past the schemas failed there at the write, as a 500. It is refused
+up front instead, as a 400 naming the field, the same on both engines: no
+text the service keeps means anything by it, and a SQLite database holding
+none can move to PostgreSQL. Names refuse every control character already
+(schemas.common.Name). The checks cost a substring search per request; the
+body is walked only when its text has the escape.
+"""
+
+from ..errors import ValidationError
+
+PROBLEM = "must not contain the NUL character (U+0000)"
+
+
+def refuse_nul(req):
+    """Refuse a query parameter, form field or JSON value (or key) holding NUL."""
+    if "%00" in req.environ.get("QUERY_STRING", ""):
+        _check_pairs(req.args)
+    if req.is_json and b"\\u0000" in req.get_data(cache=True):
+        _check_json(req.get_json(silent=True), "")
+    elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        _check_pairs(req.form)
+
+
+def _check_pairs(pairs):
+    for name, value in pairs.items(multi=True):
+        if "\x00" in name or "\x00" in value:
+            raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
+
+
+def _check_json(value, path):
+    if isinstance(value, str) and "\x00" in value:
+        raise ValidationError(path or "body", PROBLEM)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else key
+            if "\x00" in key:
+                raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
+            _check_json(item, name)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json(item, f"{path}[{index}]")
