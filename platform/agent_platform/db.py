@@ -40,7 +40,7 @@ import time
 import unicodedata
 from datetime import datetime
 
-from peewee import DatabaseProxy, Model, OperationalError
+from peewee import DatabaseProxy, Model, OperationalError, __exception_wrapper__
 from playhouse.pool import PooledSqliteDatabase
 
 from .config import resolve_path
@@ -152,6 +152,7 @@ class LeasedPool:
 
 class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
     write_turns = None  # a _WriteTurns, once configured
+    run_commits = None  # see run_commits_in
 
     def _close(self, connection, close_conn=False):
         if self.write_turns is not None:  # rolled back in the pool, if open
@@ -218,12 +219,22 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
 
     def commit(self):
         try:
-            super().commit()
+            self._commit()
         finally:
             if not self._state.conn.in_transaction:  # else rollback() ends it
                 self.write_turns.end(self._state.conn)
         if self.storage_failing_since is not None and self._changed_rows():
             self.writes_work()
+
+    def _commit(self):
+        """COMMIT, through `run_commits` when set: the connection is this
+        thread's (or greenlet's), taken here, not in the thread that runs it."""
+        cursor = self.cursor()
+        with __exception_wrapper__:
+            if self.run_commits is None:
+                cursor.execute("COMMIT")
+            else:
+                self.run_commits(cursor.execute, "COMMIT")
 
     def _changed_rows(self):
         """Whether the transaction just committed changed rows (begun while
@@ -282,6 +293,20 @@ def _unicode_nocase(left, right):
     # SQLite's NOCASE folds only ASCII: "É" and "é" were two names.
     left, right = folded(left), folded(right)
     return (left > right) - (left < right)
+
+
+def run_commits_in(run):
+    """Run every SQLite COMMIT as `run(function, *args)` (None: in place).
+
+    `serve`'s worker runs them on a native thread (gevent_worker.py): a
+    commit writes the transaction's pages and, every thousand pages, copies
+    the write-ahead log into the database file with two fsyncs, which can
+    take tens of milliseconds; SQLite lets go of the interpreter lock while
+    it works, but under gevent a call that does not yield still holds every
+    other connection of the process. Only commits: a statement is far
+    shorter than the hand-over to a thread and back, and each hand-over
+    would lengthen a transaction that holds the write turn."""
+    sqlite_database.run_commits = run
 
 
 def end_request():

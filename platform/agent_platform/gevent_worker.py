@@ -13,6 +13,9 @@ added here, and nothing else:
 - no address holds more than `server.max_connections_per_address`
   connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
   where every connection comes from the proxy);
+- a SQLite COMMIT runs on one of gevent's native threads (`in_thread`,
+  db.run_commits_in): its writes and fsyncs no longer stop every other
+  connection of the process while they last;
 - SIGTERM tells the background jobs at once to take no more work, so they
   end within gunicorn's graceful timeout with the HTTP requests in flight,
   and ends the open push streams (events.live.close_all), which would
@@ -42,7 +45,10 @@ class ServiceWorker(GeventWorker):
     per_address = 0  # no cap
 
     def load_wsgi(self):
+        from .db import run_commits_in  # once patched: db makes locks at import
+
         super().load_wsgi()
+        run_commits_in(in_thread)
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):
@@ -102,6 +108,36 @@ class ServiceWorker(GeventWorker):
         # graceful timeout): their clients see a kept-alive connection close.
         for greenlet, timeout in list(self.waiting.values()):
             greenlet.kill(timeout, block=False)  # as if its time were up
+
+
+def in_thread(function, *args):
+    """`function(*args)` on one of gevent's native threads, this greenlet
+    waiting without holding the others up. The wait ends only with the call:
+    a greenlet interrupted meanwhile (a timeout, a kill) would otherwise
+    roll back or pool a connection its thread is still committing on, so the
+    interruption is raised once the call is over."""
+    result = gevent.get_hub().threadpool.spawn(_outcome, function, args)
+    interruption = None
+    while not result.ready():
+        try:
+            result.wait()
+        except BaseException as error:  # raised again below
+            interruption = error
+    if interruption is not None:
+        raise interruption
+    returned, value = result.get()
+    if not returned:
+        raise value
+    return value
+
+
+def _outcome(function, args):
+    """(True, what `function` returned) or (False, what it raised): raised
+    in the pool's thread, gevent would print it as an unhandled error."""
+    try:
+        return True, function(*args)
+    except Exception as error:
+        return False, error
 
 
 def _close_streams():
