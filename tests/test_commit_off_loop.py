@@ -1,4 +1,4 @@
-"""serve's worker runs SQLite's COMMITs on a native thread (gevent_worker.in_thread,
+"""serve's worker runs SQLite's COMMITs on a native thread (gevent_worker.OneThread,
 db.run_commits_in): the event loop serves other greenlets while one commits."""
 
 import time
@@ -7,7 +7,7 @@ import gevent
 import pytest
 
 from agent_platform import db
-from agent_platform.gevent_worker import in_thread
+from agent_platform.gevent_worker import OneThread
 
 pytestmark = pytest.mark.sqlite_only(reason="a PostgreSQL commit waits on its socket, which yields")
 
@@ -16,7 +16,7 @@ ROWS, ROW_BYTES = 400, 64 * 1024  # a 25 MB transaction: its commit writes and c
 
 @pytest.fixture
 def commits_in_thread(app):
-    db.run_commits_in(in_thread)
+    db.run_commits_in(OneThread().run)
     yield
     db.run_commits_in(None)
 

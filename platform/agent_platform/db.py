@@ -227,11 +227,13 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
             self.writes_work()
 
     def _commit(self):
-        """COMMIT, through `run_commits` when set: the connection is this
-        thread's (or greenlet's), taken here, not in the thread that runs it."""
+        """COMMIT; a write transaction's through `run_commits` when set (a
+        read's writes nothing). The connection is this thread's (or
+        greenlet's), taken here, not in the thread that runs it."""
         cursor = self.cursor()
+        wrote = self.write_turns.holder is self._state.conn
         with __exception_wrapper__:
-            if self.run_commits is None:
+            if self.run_commits is None or not wrote:
                 cursor.execute("COMMIT")
             else:
                 self.run_commits(cursor.execute, "COMMIT")

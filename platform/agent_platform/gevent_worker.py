@@ -13,7 +13,7 @@ added here, and nothing else:
 - no address holds more than `server.max_connections_per_address`
   connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
   where every connection comes from the proxy);
-- a SQLite COMMIT runs on one of gevent's native threads (`in_thread`,
+- a SQLite COMMIT runs on one of gevent's native threads (`OneThread`,
   db.run_commits_in): its writes and fsyncs no longer stop every other
   connection of the process while they last;
 - SIGTERM tells the background jobs at once to take no more work, so they
@@ -30,6 +30,7 @@ from collections import Counter
 
 import gevent
 from gevent.local import local
+from gevent.threadpool import ThreadPool
 from gunicorn.workers.ggevent import GeventWorker
 
 
@@ -48,7 +49,7 @@ class ServiceWorker(GeventWorker):
         from .db import run_commits_in  # once patched: db makes locks at import
 
         super().load_wsgi()
-        run_commits_in(in_thread)
+        run_commits_in(OneThread().run)
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):
@@ -110,25 +111,33 @@ class ServiceWorker(GeventWorker):
             greenlet.kill(timeout, block=False)  # as if its time were up
 
 
-def in_thread(function, *args):
-    """`function(*args)` on one of gevent's native threads, this greenlet
-    waiting without holding the others up. The wait ends only with the call:
-    a greenlet interrupted meanwhile (a timeout, a kill) would otherwise
-    roll back or pool a connection its thread is still committing on, so the
-    interruption is raised once the call is over."""
-    result = gevent.get_hub().threadpool.spawn(_outcome, function, args)
-    interruption = None
-    while not result.ready():
-        try:
-            result.wait()
-        except BaseException as error:  # raised again below
-            interruption = error
-    if interruption is not None:
-        raise interruption
-    returned, value = result.get()
-    if not returned:
-        raise value
-    return value
+class OneThread:
+    """Calls run on one native thread of gevent's, each greenlet waiting
+    for its own without holding the others up. One thread is enough: the
+    calls are commits of write transactions, which take turns anyway, and
+    each thread that runs SQLite gets a malloc arena of its own to keep."""
+
+    def __init__(self):
+        self.pool = ThreadPool(1)
+
+    def run(self, function, *args):
+        """`function(*args)`. The wait ends only with the call: a greenlet
+        interrupted meanwhile (a timeout, a kill) would otherwise roll back
+        or pool a connection its thread is still committing on, so the
+        interruption is raised once the call is over."""
+        result = self.pool.spawn(_outcome, function, args)
+        interruption = None
+        while not result.ready():
+            try:
+                result.wait()
+            except BaseException as error:  # raised again below
+                interruption = error
+        if interruption is not None:
+            raise interruption
+        returned, value = result.get()
+        if not returned:
+            raise value
+        return value
 
 
 def _outcome(function, args):
