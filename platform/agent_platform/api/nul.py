@@ -15,18 +15,26 @@ PROBLEM = "must not contain the NUL character (U+0000)"
 
 
 def refuse_nul(req):
-    """Refuse a query parameter, form field or JSON value (or key) holding NUL."""
+    """Refuse a query parameter, form field, uploaded file's name or JSON
+    value (or key) holding NUL."""
     if "%00" in req.environ.get("QUERY_STRING", ""):
         _check_pairs(req.args)
     if req.is_json and b"\\u0000" in req.get_data(cache=True):
         _check_json(req.get_json(silent=True), "")
     elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         _check_pairs(req.form)
+        _check_file_names(req.files)
 
 
 def _check_pairs(pairs):
     for name, value in pairs.items(multi=True):
         if "\x00" in name or "\x00" in value:
+            raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
+
+
+def _check_file_names(files):
+    for name, upload in files.items(multi=True):
+        if "\x00" in name or "\x00" in (upload.filename or ""):
             raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
 
 

@@ -18,6 +18,10 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 # flask-smorest's docs blueprint and Flask's static files need no key; nor
 # the inbox's pages, whose people sign in instead (web/session.py).
 _PUBLIC_BLUEPRINTS = {"api-docs", "docs-assets", "web"}
+# The networks' callbacks: a NUL in what a customer wrote is kept as U+FFFD
+# (channels.neutral.storable); refusing would lose the message, or make the
+# network send it again for days.
+_NUL_REPLACED_BLUEPRINTS = {"inbound"}
 WORKSPACE_VIEW_ARGS = ("workspace_id", "workspaceId")
 
 
@@ -30,6 +34,7 @@ def admit():
     """The checks, in this order: a key the request carries (401, then the
     rate limit's 429), the body's size (413), the path and method (404,
     405), then the scope (403), workspace and a NUL in the text (400). A
+    public route (no key) has its text checked for NUL all the same. A
     key is checked first so that every answer to a request carrying one,
     those three errors included, counts against its limit and carries the
     rate-limit headers."""
@@ -50,8 +55,12 @@ def admit():
     if raw_key:
         api_key = _admit_key(req, request_globals, app, raw_key)
     check_body_size(req, app.config["LIMITS_MAX_BODY_BYTES"])
-    if public or not routed:
+    if not routed:
         return  # Flask answers the 404 or 405 of a request it could not route
+    if public:
+        if req.blueprint not in _NUL_REPLACED_BLUEPRINTS:
+            refuse_nul(req)  # the widget, pages, forms and sign-in, like the API
+        return
     if not raw_key:
         raise Unauthorized(
             "No API key: send it in the x-api-key header or as Authorization: Bearer <key>.",

@@ -165,9 +165,9 @@ def guard():
     app, req = current_app._get_current_object(), request._get_current_object()
     origin = req.headers.get("Origin")
     # Any origin's preflight is answered, and the refusal below carries CORS
-    # too: the widget on a page not allowed reads why and tells the page's
-    # console, instead of a bare CORS failure. The refusal changes nothing.
-    g.widget_origin = origin
+    # too (allow_origin): the widget on a page not allowed reads why and
+    # tells the page's console, instead of a bare CORS failure. The refusal
+    # changes nothing.
     if req.method == "OPTIONS":
         return _preflight()
     _check_origin(app, req, channel, origin)
@@ -184,9 +184,11 @@ def guard():
 
 @blp.after_request
 def allow_origin(response):
-    """The CORS answer, errors included (the widget reads their code): an
-    allowed origin's, and a refused origin's refusal (see guard)."""
-    origin = g.get("widget_origin")
+    """The CORS answer of the visitor API, errors included (the widget reads
+    their code): an allowed origin's, a refused origin's refusal (see
+    guard), and those of the checks before it (api.pipeline: a NUL in the
+    text, a body too large)."""
+    origin = request.headers.get("Origin") if "/api/" in request.path else None
     if origin:
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Expose-Headers"] = POLL_AFTER

@@ -1,7 +1,10 @@
 """The network-neutral shapes adapters produce from a network's payloads."""
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from ..nul_text import holds_nul, nul_replaced
 
 # Message types an adapter may deliver. The API sends text and media only;
 # the others arrive from networks and are stored as they are.
@@ -112,3 +115,17 @@ class StatusUpdate:
     # Network details kept on the message (merged into its metadata), e.g.
     # WhatsApp's conversation and pricing objects.
     metadata: dict = field(default_factory=dict)
+
+
+def storable(item):
+    """`item` (any object of this module) with every NUL (U+0000) of its text,
+    names, metadata and error replaced by U+FFFD (see nul_text): the same
+    object when it holds none, else a copy.
+
+    A customer's message is kept, never refused: a refusal would lose it, or
+    make the network deliver it again for days. The services apply it where
+    they take these objects in (services.inbound, services.receipts), after
+    the adapter is done filling them in, so that no adapter has to."""
+    fields = vars(item)
+    changed = {name: nul_replaced(value) for name, value in fields.items() if holds_nul(value)}
+    return dataclasses.replace(item, **changed) if changed else item

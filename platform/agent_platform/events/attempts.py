@@ -15,6 +15,7 @@ from .. import netguard
 from ..db import database, transaction
 from ..models.base import new_id, utcnow
 from ..models.webhooks import Delivery, Webhook
+from ..nul_text import nul_replaced
 from . import signing
 from .delivery_settings import current_settings, refused
 
@@ -82,8 +83,9 @@ def _outcome(response, elapsed_ms, now):
         success=success,
         http_status=status,
         response_time_ms=elapsed_ms,
-        error=None if success else f"HTTP {status} {response.reason or ''}".strip(),
-        response_body=response.content.decode("utf-8", errors="replace"),
+        error=None if success else nul_replaced(f"HTTP {status} {response.reason or ''}".strip()),
+        # The receiver's words, kept as undecodable bytes are: NUL as U+FFFD.
+        response_body=nul_replaced(response.content.decode("utf-8", errors="replace")),
         retry_after=_retry_after(response, now) if status in (429, 503) else None,
     )
 

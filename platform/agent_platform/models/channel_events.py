@@ -5,6 +5,7 @@ downloaded. Read through GET /v1/channels/{id}/events."""
 
 from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField
 
+from ..nul_text import nul_replaced
 from .base import BaseModel, JSONField, utcnow
 from .channels import Channel
 from .fastsql import insert
@@ -27,11 +28,15 @@ class ChannelEvent(BaseModel):
 
     @classmethod
     def record(cls, channel_id, kind, payload, is_error=False, now=None):
+        """Log `payload` as `kind`. Both may be a network's text as it came
+        (a notice's field name, an update that could not be stored): a NUL
+        in them is kept as U+FFFD (nul_text), on both engines, so that
+        logging what failed cannot fail for it."""
         event = cls(
             channel=channel_id,
-            kind=kind[:64],
+            kind=nul_replaced(kind[:64]),
             is_error=bool(is_error),
-            payload=payload,
+            payload=nul_replaced(payload),
             created_at=now or utcnow(),
         )
         return insert(event)

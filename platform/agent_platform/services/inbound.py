@@ -8,7 +8,7 @@ from datetime import datetime
 
 from peewee import IntegrityError
 
-from ..channels.neutral import INBOUND_TYPES, InboundMessage
+from ..channels.neutral import INBOUND_TYPES, InboundMessage, storable
 from ..db import database, transaction
 from ..errors import NotFound, ValidationError
 from ..events import emit
@@ -40,13 +40,15 @@ def receive_inbound(channel, inbound, now=None):
     - stores the message (direction inbound, sender contact, status received)
       and raises message.received.
     Returns InboundResult(message, duplicate). An inactive channel is
-    CHANNEL_NOT_FOUND; a malformed InboundMessage is ValueError.
+    CHANNEL_NOT_FOUND; a malformed InboundMessage is ValueError. A NUL
+    (U+0000) anywhere in it is stored as U+FFFD (channels.neutral.storable).
 
     Another process storing the same new contact or message at the same
     moment (several servers on one PostgreSQL database) makes a try fail on
     a unique index: the try is rolled back and made once more, and then
     finds what the other stored.
     """
+    inbound = storable(inbound)
     _check_inbound(inbound)
     now = now or utcnow()
     try:
@@ -303,7 +305,7 @@ def receive_identity_change(channel, change, now=None):
     belongs to another contact already, nothing is merged. Returns
     InboundResult(message, duplicate).
     """
-    now = now or utcnow()
+    change, now = storable(change), now or utcnow()
     with transaction():
         channel = Channel.active_by_id(channel.id)
         if channel is None:

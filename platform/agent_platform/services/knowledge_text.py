@@ -3,6 +3,8 @@ files. Standard library only."""
 
 from html.parser import HTMLParser
 
+from ..nul_text import nul_replaced
+
 # Elements whose text is not content.
 _SKIPPED = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object"}
 # Elements that start a new line of text.
@@ -57,13 +59,14 @@ def html_to_text(html):
 
 def decode_text(raw, charset=None):
     """Bytes to text: the declared charset, else UTF-8 (with or without BOM),
-    else Windows-1252 (which accepts any byte)."""
+    else Windows-1252 (which accepts any byte). A NUL (a fetched page's, or
+    one past the start of a file looks_binary reads) is kept as U+FFFD."""
     for encoding in filter(None, (charset, "utf-8-sig")):
         try:
-            return raw.decode(encoding)
+            return nul_replaced(raw.decode(encoding))
         except (LookupError, UnicodeDecodeError):
             continue
-    return raw.decode("cp1252", errors="replace")
+    return nul_replaced(raw.decode("cp1252", errors="replace"))
 
 
 def looks_binary(raw):

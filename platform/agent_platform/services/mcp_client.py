@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import requests
 
 from .. import __version__, jsonbody, netguard
+from ..nul_text import nul_replaced
 
 # The revision we offer, and those we accept from the server.
 # The setting that lets MCP servers be on private addresses and any port.
@@ -170,7 +171,8 @@ def _check_status(response, max_bytes):
         location = response.headers.get("Location", "elsewhere")
         raise McpError(f"the server redirects (HTTP {response.status_code}) to {location}")
     if response.status_code >= 400:
-        body = response.content[:_ERROR_BODY_CHARS].decode("utf-8", "replace").strip()
+        body = nul_replaced(response.content[:_ERROR_BODY_CHARS].decode("utf-8", "replace"))
+        body = body.strip()
         detail = f": {body}" if body else ""
         raise McpError(f"the server answered HTTP {response.status_code}{detail}")
     if getattr(response, "truncated", False):
@@ -205,8 +207,9 @@ def _event_data(text):
 def _json(text):
     # With jsonbody's limits: a peer's answer nested thousands deep would
     # raise RecursionError in json.loads, a 500 instead of the peer's fault.
+    # Its tools and results are kept (tools, replies): a NUL as U+FFFD.
     try:
-        return jsonbody.loads(text.encode("utf-8"))
+        return nul_replaced(jsonbody.loads(text.encode("utf-8")))
     except jsonbody.BodyError as error:
         raise McpError(error.told_of("the answer")) from None
     except ValueError:

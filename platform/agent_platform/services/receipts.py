@@ -2,6 +2,7 @@
 the messages the platform sent, the contact's reactions and edits. Each is
 idempotent and runs in one transaction; see the docstrings for the contract."""
 
+from ..channels.neutral import storable
 from ..db import transaction
 from ..events import emit
 from ..models import Message
@@ -62,6 +63,7 @@ def apply_status(channel, external_id, status, at=None, error=None, now=None, me
 
 def apply_status_update(channel, update, now=None):
     """apply_status for a channels.StatusUpdate."""
+    update = storable(update)
     return apply_status(
         channel, update.external_id, update.status, update.at, update.error, now, update.metadata
     )
@@ -103,7 +105,7 @@ def apply_reaction(channel, reaction, now=None):
     Returns the target message, or None when the channel has no message
     with that id (a message sent outside the platform).
     """
-    now = now or utcnow()
+    reaction, now = storable(reaction), now or utcnow()
     at = formats.jsonable(naive_utc(reaction.timestamp) if reaction.timestamp else now)
     with transaction():
         message = Message.by_external_id(channel.id, reaction.target_external_id)
@@ -129,7 +131,7 @@ def apply_edit(channel, edit, now=None):
     none). Returns the message, or None when the channel has no inbound
     message with that id.
     """
-    now = now or utcnow()
+    edit, now = storable(edit), now or utcnow()
     at = naive_utc(edit.timestamp) if edit.timestamp else now
     with transaction():
         message = Message.by_external_id(channel.id, edit.external_id)

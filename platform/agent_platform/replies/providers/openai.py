@@ -21,6 +21,7 @@ import json
 import requests
 
 from ... import jsonbody, netguard
+from ...nul_text import nul_replaced
 from .base import ProviderError, ProviderReply
 
 # Base URLs of the providers' OpenAI-compatible endpoints, when the agent's
@@ -135,7 +136,8 @@ def _endpoint(base_url):
 
 def _parsed(response, config):
     if response.status_code >= 300:
-        snippet = response.content[:_ERROR_CHARS].decode("utf-8", "replace").strip()
+        snippet = nul_replaced(response.content[:_ERROR_CHARS].decode("utf-8", "replace"))
+        snippet = snippet.strip()
         raise ProviderError(
             f"the model server answered HTTP {response.status_code}: {snippet}",
             retryable=response.status_code in RETRYABLE_STATUSES,
@@ -144,7 +146,9 @@ def _parsed(response, config):
         limit = config["REPLIES_MODEL_MAX_RESPONSE_BYTES"]
         raise ProviderError(f"the model's answer is larger than {limit} bytes", retryable=False)
     try:
-        answer = jsonbody.loads(response.content)  # its limits: no RecursionError
+        # Its limits: no RecursionError. The reply, its tool calls and their
+        # arguments are stored: a NUL in them as U+FFFD.
+        answer = nul_replaced(jsonbody.loads(response.content))
     except jsonbody.BodyError as error:
         raise ProviderError(error.told_of("the model's answer")) from None
     except ValueError:
