@@ -146,6 +146,26 @@ def test_an_api_error_fails_the_message_with_it(caller, conversation, graph):
     assert len(graph.sent()) == 1  # not retried
 
 
+def test_an_api_error_with_nul_fails_the_message_with_u_fffd(caller, conversation, graph):
+    """Meta's error text is kept (PostgreSQL's text and jsonb cannot hold NUL):
+    the message fails readable, and its event reaches the feed."""
+    message = queue(caller, conversation)
+    graph.fail_next(
+        400,
+        {
+            "message": "(#131026) Message\x00undeliverable",
+            "code": 131026,
+            "error_data": {"details": "Unable\x00to deliver"},
+        },
+    )
+    sending.send_queued()
+    failed = shown(caller, message)
+    assert failed["status"] == "failed"
+    assert failed["error"]["title"] == "(#131026) Message\ufffdundeliverable"
+    assert failed["error"]["details"] == "Unable\ufffdto deliver"
+    assert message_events(caller) == ["message.failed"]
+
+
 def test_a_bad_token_is_final(caller, channel, conversation, graph):
     caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"access_token": "expired"}})
     message = queue(caller, conversation)

@@ -13,6 +13,7 @@ from ..events import emit
 from ..models import Message
 from ..models.base import utcnow
 from ..models.metrics import count_send_error
+from ..nul_text import nul_replaced
 from . import formats
 
 log = logging.getLogger("agent_platform.sending")
@@ -83,8 +84,9 @@ def _record_failure(message_id, error, now, max_attempts):
         message = Message.get_by_id(message_id)
         if message.status != "queued":
             return
-        message.error = error.as_dict()
-        message.metadata = {**message.metadata, **(error.metadata or {})}
+        # A network's own words, kept as text PostgreSQL can hold.
+        message.error = nul_replaced(error.as_dict())
+        message.metadata = {**message.metadata, **nul_replaced(error.metadata or {})}
         _log_failure(message, error, max_attempts)
         channel_type = message.channel.type if message.channel_id else "none"
         count_send_error(message.conversation.workspace_id, channel_type)
