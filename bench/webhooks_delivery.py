@@ -5,10 +5,13 @@
    lease, sign, SSRF guard, send, record each attempt) against a plain
    `requests.Session` loop posting the same 10,000 bodies, in the same run.
    Target: >= 50% of the plain loop.
-2. Latency. `agent-platform serve` (gunicorn + scheduler, default 1 s poll) on a
-   database where this script raises events at a steady pace, each in its own
-   transaction: event time (envelope timestamp) to its arrival at the receiver.
-   Target: p50 <= 1.5 s.
+2. Latency. `agent-platform serve` (gunicorn + scheduler, default 1 s poll): event
+   time (envelope timestamp) to the first attempt's arrival at the receiver, p50
+   and p95, for events raised at a steady pace in two ways:
+   a. through the served API (POST /v1/contacts, a `contact.created` event): the
+      commit wakes the delivery job of the process at once. Target: p50 <= 0.25 s.
+   b. by this script on the database, each in its own transaction: another
+      process's event, which the job's poll finds. Target: p50 <= 1.5 s.
 3. Crash. 10,000 events; `agent-platform serve` is killed with SIGKILL (its whole
    process group) once about half has arrived, then started again. Every event must
    arrive at least once (distinct event_ids = 10,000); duplicates are counted.
@@ -20,7 +23,7 @@
    first attempt p99 stays under 2 s.
 
     .venv/bin/python bench/webhooks_delivery.py [--events 10000] [--latency-events 300]
-        [--only isolation] [--isolation-seconds 20] [--isolation-rate 100]
+        [--only isolation|latency] [--isolation-seconds 20] [--isolation-rate 100]
 """
 
 import argparse
@@ -41,7 +44,6 @@ from pathlib import Path
 import requests
 
 ROOT = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT / "platform"))
 
 
@@ -187,13 +189,19 @@ class Serve:
         lines = ["[database]", f'path = "{database}"', "[log]", 'level = "WARNING"', "[webhooks]"]
         lines += ["allow_private_targets = true", "allowed_ports = []"]
         lines += [f"{key} = {json.dumps(value)}" for key, value in webhooks.items()]
+        # The latency run's contacts come from one key faster than the default limit.
+        lines += ["[rate_limit]", "requests = 1000000"]
         Path(self.config).write_text("\n".join(lines) + "\n")
         self.process = None
 
     def start(self):
+        # This checkout's code, whichever one the environment's package points at.
+        environ = dict(os.environ, PYTHONPATH=str(ROOT / "platform"))
         self.process = subprocess.Popen(
             [
-                str(BIN / "agent-platform"),
+                sys.executable,
+                "-m",
+                "agent_platform",
                 "serve",
                 "--config",
                 self.config,
@@ -201,6 +209,7 @@ class Serve:
                 str(self.port),
             ],
             cwd=self.directory,
+            env=environ,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -215,6 +224,16 @@ class Serve:
             except requests.RequestException:
                 time.sleep(0.1)
         raise RuntimeError("serve did not come up")
+
+    def contact(self, api_key, number):
+        """POST /v1/contacts: one `contact.created` event, committed by the server."""
+        answer = requests.post(
+            f"http://127.0.0.1:{self.port}/v1/contacts",
+            json={"name": f"Bench {number}", "phone": f"+5511{number:09d}"},
+            headers={"X-API-Key": api_key},
+            timeout=10,
+        )
+        assert answer.status_code == 201, answer.text
 
     def kill(self):
         os.killpg(self.process.pid, signal.SIGKILL)
@@ -232,33 +251,59 @@ def parse_time(text):
 
 
 def latency(count, rate, directory):
+    """Event -> first attempt, p50 and p95: (a) raised through the API, (b) by this script."""
     receiver = Receiver()
     database = os.path.join(directory, "latency.db")
     app = bench_app(database)
     workspace_id, _ = register_webhook(app, receiver.url)
+    api_key = admin_key(app, workspace_id)
     serve = Serve(directory, database).start()  # default poll: 1 s
     try:
-        for _ in range(count):
-            raise_events(app, workspace_id, 1)
-            time.sleep(1 / rate)
-        stats = receiver.wait_for(count, timeout=60)
-        records = receiver.dump()
+        through_api = _latency_run(receiver, count, rate, lambda n: serve.contact(api_key, n))
+        by_script = _latency_run(
+            receiver, count, rate, lambda n: raise_events(app, workspace_id, 1)
+        )
     finally:
         serve.stop()
         receiver.stop()
+    print(f"[2] latency, `agent-platform serve`, poll 1 s, {count} events at {rate}/s each way")
+    _print_latency("a. raised through the API (woken)", through_api, "p50 <= 0.25 s")
+    _print_latency("b. raised by another process (poll)", by_script, "p50 <= 1.5 s")
+    return through_api["p50"], by_script["p50"]
+
+
+def _latency_run(receiver, count, rate, raise_one):
+    receiver.reset()
+    for number in range(count):
+        raise_one(number)
+        time.sleep(1 / rate)
+    stats = receiver.wait_for(count, timeout=60)
     first = {}
-    for event_id, received_at, stamp in records:
+    for event_id, received_at, stamp in receiver.dump():
         first.setdefault(event_id, received_at - parse_time(stamp))
     delays = sorted(first.values())
-    p50 = statistics.median(delays)
-    p90 = delays[int(len(delays) * 0.9) - 1]
-    print(f"[2] latency, `agent-platform serve`, poll 1 s, {count} events at {rate}/s")
+    return {
+        "p50": statistics.median(delays),
+        "p95": delays[int(len(delays) * 0.95) - 1],
+        "max": delays[-1],
+        "received": stats["received"],
+        "distinct": stats["distinct"],
+    }
+
+
+def _print_latency(label, run, target):
     print(
-        f"    event -> first attempt received: p50 {p50:.3f} s  p90 {p90:.3f} s  "
-        f"max {delays[-1]:.3f} s   target p50 <= 1.5 s"
+        f"    {label:38} p50 {run['p50']:.3f} s  p95 {run['p95']:.3f} s  "
+        f"max {run['max']:.3f} s   target {target}"
     )
-    print(f"    received {stats['received']}, distinct {stats['distinct']}")
-    return p50
+    print(f"    {'':38} received {run['received']}, distinct {run['distinct']}")
+
+
+def admin_key(app, workspace_id):
+    from agent_platform.services import keys
+
+    with app.app_context():
+        return keys.create_key(workspace_id, "bench", keys.all_scopes())[1]
 
 
 def crash(count, directory):
@@ -409,27 +454,31 @@ def main():
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--latency-events", type=int, default=300)
     parser.add_argument("--rate", type=float, default=20.0, help="latency events per second")
-    parser.add_argument("--only", choices=["isolation"], help="run only that part")
+    parser.add_argument("--only", choices=["isolation", "latency"], help="run only that part")
     parser.add_argument("--isolation-seconds", type=float, default=20.0)
     parser.add_argument("--isolation-rate", type=float, default=100.0)
     options = parser.parse_args()
     directory = tempfile.mkdtemp(prefix="agent-platform-webhooks-bench-")
-    if options.only == "isolation":
+    if options.only:
         try:
-            isolation(directory, options.isolation_seconds, options.isolation_rate)
+            if options.only == "isolation":
+                isolation(directory, options.isolation_seconds, options.isolation_rate)
+            else:
+                latency(options.latency_events, options.rate, directory)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
         return
     try:
         kept, p99 = isolation(directory, options.isolation_seconds, options.isolation_rate)
         ratio = throughput(options.events, directory)
-        p50 = latency(options.latency_events, options.rate, directory)
+        p50_api, p50 = latency(options.latency_events, options.rate, directory)
         distinct, duplicates = crash(options.events, directory)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     print()
     print(
-        f"summary: throughput {ratio:.0%} of plain (>= 50%), p50 {p50:.2f} s (<= 1.5 s), "
+        f"summary: throughput {ratio:.0%} of plain (>= 50%), p50 through the API "
+        f"{p50_api:.2f} s (<= 0.25 s), from another process {p50:.2f} s (<= 1.5 s), "
         f"distinct {distinct:,}/{options.events:,}, duplicates {duplicates}, "
         f"isolation {kept:.0%} of the rate (>= 80%) with p99 {p99:.2f} s (< 2 s)"
     )

@@ -7,13 +7,12 @@ def create_app(config=None, config_path=None):
     """Build the WSGI app. `config` (a dict) overrides every other source."""
     # Imported here, not at the top, so that importing the package (as the
     # gunicorn master does) costs nothing of Flask, peewee or the API.
-    from . import logs, web
+    from . import events, logs, web
     from .api import init_api, openapi_settings
     from .api.application import PlatformFlask
     from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
-    from .events import live
     from .secretbox import configure_from
     from .services.rate_limits import ADDRESSES_COUNTED, limiter
 
@@ -43,8 +42,9 @@ def create_app(config=None, config_path=None):
     )
     # peewee opens the connection lazily, on a request's first query.
     app.teardown_request(lambda exc: end_request())
-    # Changes committed by a request or job wake live subscribers at once.
-    live.init_app(app)
+    # Events committed by a request or job wake live subscribers and the
+    # delivery job at once.
+    events.init_app(app)
     init_api(app)
     web.install(app)  # the inbox's pages at /app
     return app

@@ -6,6 +6,11 @@ other job runs once per interval: on PostgreSQL, where several processes
 each run the scheduler, it first takes its turn (models/jobs.py); on SQLite
 one process runs the jobs (instance.py's lock). Each job runs inside an app
 context with its own database connection, closed when the job ends.
+
+A job registered `wakeable` can also be run at once by `wake` (webhook
+deliveries, when this process commits an event that has some): its passes
+then go through `Passes`, which runs one at a time whoever asks (the
+interval or a wake-up) and never drops a request made while one runs.
 """
 
 import logging
@@ -40,6 +45,8 @@ logging.getLogger("apscheduler.executors.default").setLevel(logging.WARNING)
 JOBS = []
 # Those that every process runs (they claim their work): their functions.
 IN_EVERY_PROCESS = set()
+# Those that `wake` may run at once: their functions.
+WAKEABLE = set()
 # A turn is held for this many intervals, and at least this long, so a
 # process that dies holding one stops its job for no longer.
 TURN_INTERVALS, TURN_LEASE_MIN_SECONDS = 2, 30
@@ -60,27 +67,69 @@ def stopping():
     return _stopping.is_set()
 
 
-def job(interval_setting, in_every_process=False):
+def job(interval_setting, in_every_process=False, wakeable=False):
     """Register `func(now=None)` to run every `interval_setting` seconds:
     once across the processes sharing a database, or `in_every_process`
-    for a job that claims its work with leases."""
+    for a job that claims its work with leases; `wakeable` (one of those)
+    also at once when `wake` is called in a process running its scheduler."""
 
     def decorator(func):
         JOBS.append((func, interval_setting))
         if in_every_process:
             IN_EVERY_PROCESS.add(func)
+        if wakeable:
+            WAKEABLE.add(func)
         return func
 
     return decorator
 
 
+def wake(func):
+    """Run the wakeable job `func` at once in this process, or once more
+    as soon as its pass running ends; nothing where no scheduler of this
+    process runs it (`serve` with server.jobs off), nor once it stops."""
+    passes = _woken.get(func)
+    if passes is not None and not stopping():
+        passes.wake()
+
+
+# This process's Passes of each wakeable job, while its scheduler runs.
+_woken = {}
+
+
+class Scheduler(BackgroundScheduler):
+    """APScheduler's, and the Passes of its wakeable jobs: shut down, it
+    waits for a pass a wake-up started as for the jobs it runs itself."""
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.passes = {}  # function -> its Passes
+
+    def start(self, *args, **kwargs):
+        super().start(*args, **kwargs)
+        _woken.update(self.passes)
+
+    def shutdown(self, wait=True):
+        for func, passes in self.passes.items():
+            if _woken.get(func) is passes:
+                del _woken[func]
+        super().shutdown(wait)
+        if wait:
+            for passes in self.passes.values():
+                passes.wait_idle()
+
+
 def build_scheduler(app):
-    scheduler = BackgroundScheduler(timezone="UTC")
+    scheduler = Scheduler(timezone="UTC")
     for func, interval_setting in JOBS:
         if is_postgresql() and func not in IN_EVERY_PROCESS:
             func = once_per_interval(func, app.config[interval_setting])
+        run = _in_app_context(app, func)
+        if func in WAKEABLE:
+            scheduler.passes[func] = Passes(run)
+            run = scheduler.passes[func].tick
         scheduler.add_job(
-            _in_app_context(app, func),
+            run,
             "interval",
             seconds=app.config[interval_setting],
             id=f"{func.__module__}.{func.__name__}",
@@ -129,3 +178,71 @@ def _in_app_context(app, func):
 
     run.__name__ = func.__name__
     return run
+
+
+class Passes:
+    """A job's passes in this process, one at a time: a pass asked for (by
+    the interval or a wake-up) while one runs is made once that one ends,
+    however many asked meanwhile (as APScheduler's max_instances=1, without
+    dropping the request). A pass that starts after a change was committed
+    sees it: so a wake-up after each commit misses none.
+
+    Only threads, locks and conditions: a gevent worker patches them into
+    greenlets, and they are made when the scheduler is built, after that."""
+
+    def __init__(self, run):
+        self._run = run
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._running = False
+        self._again = False
+
+    def tick(self):
+        """The interval's pass, in the scheduler's thread."""
+        if self._take():
+            self._passes()
+
+    def wake(self):
+        """A pass at once, in a thread of its own (the caller, a request
+        ending, does not wait for it); or one more after the pass running."""
+        if self._take():
+            threading.Thread(target=self._passes, name="woken-job", daemon=True).start()
+
+    def wait_idle(self, timeout=None):
+        """Wait until no pass runs; whether none does."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._running, timeout)
+
+    def _take(self):
+        """Whether the caller is to run the passes; if one runs, it makes one more."""
+        with self._lock:
+            if self._running:
+                self._again = True
+                return False
+            self._running = True
+            return True
+
+    def _passes(self):
+        ended = False
+        try:
+            while not ended:
+                self._run()
+                ended = self._end_unless_asked_again()
+        finally:
+            if not ended:  # interrupted (the greenlet killed, the process exiting)
+                with self._lock:
+                    self._ended()
+
+    def _end_unless_asked_again(self):
+        """Checked and ended under one lock: a request comes before it or
+        finds no pass running and starts one."""
+        with self._lock:
+            if self._again:
+                self._again = False
+                return False
+            self._ended()
+            return True
+
+    def _ended(self):
+        self._running = False
+        self._idle.notify_all()

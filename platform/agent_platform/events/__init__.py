@@ -3,6 +3,10 @@
 `emit` also queues one delivery per subscribed active webhook, in the same
 transaction: a delivery exists exactly when its event does. The outbox is
 also what live subscribers hear of (events.live).
+
+Both are told at once of what a request or job of this process committed:
+`flush`, when its app context ends, wakes the live watcher and the delivery
+job; other processes' events reach them by their polls.
 """
 
 from ..db import database
@@ -10,7 +14,7 @@ from ..models import Event, fastsql
 from ..models.base import compact_json, utcnow
 from . import live
 from .catalog import EVENTS
-from .delivery import queue_event
+from .delivery import queue_event, wake_if_queued
 
 # The event, and whether its workspace has an active webhook, in one statement:
 # most workspaces have none, and asking apart cost a statement on every emit
@@ -43,6 +47,20 @@ def emit(workspace_id, name, data, now=None):
         queue_event(event)
     live.published()
     return event
+
+
+def flush():
+    """Wake who waits for what this thread's committed transactions emitted:
+    the live subscribers, the delivery job. Call it after the commit."""
+    live.flush()
+    wake_if_queued()
+
+
+def init_app(app):
+    """Flush when a request ends (its transactions are committed by then),
+    and when a job's app context does."""
+    app.teardown_request(lambda exc: flush())
+    app.teardown_appcontext(lambda exc: flush())
 
 
 def _inserted(row):

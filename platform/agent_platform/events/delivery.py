@@ -17,10 +17,17 @@ WEBHOOKS_CONCURRENCY each: webhooks whose last attempt failed (a receiver
 down, or hanging until the timeout) in one, the others in the other, so a
 failing receiver holds up only failing ones. The job claims new work every
 WEBHOOKS_POLL_SECONDS while sends are in flight, never waiting for a slow one.
+
+When: a transaction of this process that queued deliveries wakes the job
+once it is committed (`wake_if_queued`, run where live subscribers are
+woken: events.flush), so the first attempt leaves within milliseconds; the
+job's poll, every WEBHOOKS_POLL_SECONDS, finds what other processes queued
+(a `worker`, other servers) and the retries that fall due.
 """
 
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -76,13 +83,27 @@ def queue_event(event):
     ]
     if rows:
         Delivery.insert_many(rows).execute()
+        _queued.flag = True
     return len(rows)
+
+
+def wake_if_queued():
+    """Wake this process's delivery job if this thread queued deliveries:
+    call it after the commit (events.flush does)."""
+    if getattr(_queued, "flag", False):
+        _queued.flag = False
+        scheduler.wake(deliver_due)
+
+
+# Made at import, as events.live's flag: at worst shared by the greenlets of
+# one thread, which costs a spare pass.
+_queued = threading.local()
 
 
 # --- the job ------------------------------------------------------------------
 
 
-@scheduler.job("WEBHOOKS_POLL_SECONDS", in_every_process=True)
+@scheduler.job("WEBHOOKS_POLL_SECONDS", in_every_process=True, wakeable=True)
 def deliver_due(now=None):
     """Send every due delivery; return the number of attempts made.
 

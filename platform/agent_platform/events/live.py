@@ -14,8 +14,8 @@ In each process one watcher thread, started by the first subscription and
 gone with the last, reads the events committed after its high-water mark (an
 opaque value of Event.changes_after's, in commit order) every POLL_SECONDS, and
 gives each to the subscriptions whose filter it matches. A change committed
-in this process wakes the watcher at once (`flush`, run when the app
-context of the request or job that made it ends, after its commit), so
+in this process wakes the watcher at once (`flush`, run by events.flush when
+the app context of the request or job that made it ends, after its commit), so
 subscribers here hear of it within milliseconds, and of other processes'
 changes within POLL_SECONDS.
 
@@ -164,13 +164,6 @@ def close_all():
 def watching():
     """Whether this process's watcher runs (it does while anyone subscribes)."""
     return _the_hub is not None and _the_hub.running()
-
-
-def init_app(app):
-    """Flush when a request ends (its transactions are committed by then),
-    and when a job's app context does."""
-    app.teardown_request(lambda exc: flush())
-    app.teardown_appcontext(lambda exc: flush())
 
 
 class _Hub:
