@@ -8,9 +8,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent_platform import formats
 from agent_platform.api.schemas.common import NAME_PATTERN
 from agent_platform.api.schemas.contacts import PHONE_PATTERN
-from agent_platform.services import formats
 
 EXAMPLES = settings(max_examples=300, derandomize=True, database=None, deadline=None)
 

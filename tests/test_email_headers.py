@@ -19,8 +19,9 @@ import pytest
 
 import mailheaders_check
 from agent_platform import mailheaders
+from agent_platform import media_files as media
 from agent_platform.models import Channel, ChannelEvent, Contact, Message
-from agent_platform.services import media, replies, sending
+from agent_platform.services import replies, sending
 from conftest import assert_error
 from conversations_helpers import data, make_contact, make_conversation, send
 from email_helpers import *  # noqa: F403  (the fixtures)

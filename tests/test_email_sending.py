@@ -6,9 +6,10 @@ from datetime import timedelta
 
 import pytest
 
+from agent_platform import media_files as media
 from agent_platform.models import Conversation, Message
 from agent_platform.models.base import utcnow
-from agent_platform.services import media, replies, sending
+from agent_platform.services import replies, sending
 from conftest import assert_error
 from conversations_helpers import data, events, make_contact, make_conversation, send
 from email_helpers import *  # noqa: F403  (the fixtures)

@@ -16,9 +16,9 @@ from peewee import (
 )
 
 from agent_platform.db import database
+from agent_platform.formats import utc_timestamp
 from agent_platform.models.base import JSONField, UtcDateTimeField
 from agent_platform.models.sqljson import JsonForm
-from agent_platform.services.formats import utc_timestamp
 
 KINDS = {
     "label": (CharField, 'Größe "7" \\ 😀\n'),

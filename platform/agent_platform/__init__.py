@@ -13,12 +13,19 @@ def create_app(config=None, config_path=None):
     from .channels import adapters
     from .config import load_config
     from .db import end_request, init_database
+    from .replies import engine
     from .secretbox import configure_from
+    from .services import intake
     from .services.rate_limits import ADDRESSES_COUNTED, limiter
+    from .tools import toolset
 
     # Every channel type registers itself, its secret settings and its jobs
     # with it, before any channel is read or the scheduler is built.
     adapters.load()
+    # What the adapters receive is stored by the one intake service.
+    adapters.register_intake(intake.store)
+    # The agent's tools, above the services they call, given to the reply engine.
+    engine.register_toolsets(toolset.Toolset.of_agent)
     app = PlatformFlask(__name__)
     app.config.update(load_config(config_path, overrides=config))
     app.config.update(openapi_settings(__version__))

@@ -4,11 +4,11 @@ folder on the channels package's path in a process of its own)."""
 
 import json
 
+from agent_platform import formats
 from agent_platform.channels.adapters import Adapter, register_adapter
 from agent_platform.channels.neutral import InboundMessage
 from agent_platform.channels.senders import SendResult
 from agent_platform.models import Channel
-from agent_platform.services import formats
 from agent_platform.services.inbound import receive_inbound
 
 SENT = []  # (chat, text) of every message "sent"

@@ -5,8 +5,8 @@ from datetime import date, datetime
 
 from flask.json.provider import DefaultJSONProvider
 
+from ..formats import utc_timestamp
 from ..models.sqljson import RawJson
-from ..services.formats import utc_timestamp
 
 
 class ApiJSONProvider(DefaultJSONProvider):

@@ -3,7 +3,7 @@
 from flask import send_file
 from flask.views import MethodView
 
-from ..services import media
+from .. import media_files as media
 from .blueprint import ApiBlueprint
 
 blp = ApiBlueprint(

@@ -1,8 +1,8 @@
 """Channel adapters' neutral side: what an adapter hands in, and how it sends out.
 
 Adapters (WhatsApp, Telegram, e-mail, website) turn network payloads into
-`InboundMessage` / `StatusUpdate` and give them to
-`services.inbound.receive_inbound` / `services.receipts.apply_status`; outbound messages leave
+`InboundMessage` / `StatusUpdate` and hand them up (`adapters.hand_up`) to the
+one intake service (`services.intake`), never importing a service; outbound messages leave
 through the `Sender` registered for the channel's type.
 """
 

@@ -28,11 +28,12 @@ An `Adapter` is a channel type that carries messages:
   names what the channel lacks (credentials) so that a message is refused
   when it is posted rather than failed later;
 - receives: `receive(channel_id, callback, bound)` checks a network's POST
-  to `/inbound/<type>/<channel_id>` (signature, secret header) and hands
-  what it carries to `services.inbound` (receive_inbound) and
-  `services.receipts` (apply_status, ...), which store contact,
-  conversation, message and events idempotently and schedule the agent's
-  reply;
+  to `/inbound/<type>/<channel_id>` (signature, secret header), parses what
+  it carries into the neutral objects of `channels.neutral` and hands each
+  up with `hand_up(channel, item, now)` to the one intake service
+  (`services.intake`, registered here when the app is built), which stores
+  contact, conversation, message and events idempotently and schedules the
+  agent's reply; an adapter never imports a service;
 - checks settings: `check_settings(settings)` refuses, before they are
   stored, settings that cannot work together (400 naming the setting);
   `missing_settings(settings)` names those a connected channel needs to
@@ -166,7 +167,20 @@ class Adapter(ChannelType):
 
 _TYPES = {}
 _ADAPTERS = {}
+_INTAKE = []
 _loaded = False
+
+
+def register_intake(store):
+    """Make `store(channel, item, now=None)` the service every adapter hands
+    what it received up to (services.intake.store, set by create_app)."""
+    _INTAKE[:] = [store]
+
+
+def hand_up(channel, item, now=None):
+    """Store `item` (a neutral object of channels.neutral) received on
+    `channel`; the intake service's answer (see services.intake)."""
+    return _INTAKE[0](channel, item, now=now)
 
 
 def register_type(kind):

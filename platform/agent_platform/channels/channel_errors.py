@@ -4,10 +4,10 @@ transaction. A poller (Telegram's getUpdates, the e-mail channel's IMAP
 poll) meets the same failure at every tick; `said_already` keeps it from
 telling it again until something else happened."""
 
+from .. import formats
 from ..db import transaction
 from ..events import emit
 from ..models import ChannelEvent
-from ..services import formats
 
 
 def channel_error(channel, kind, error, now=None):

@@ -4,8 +4,9 @@ import json
 
 import click
 
+from .. import formats
 from ..scopes import SCOPES
-from ..services import formats, keys, system, users
+from ..services import keys, system, users
 from .base import emit, main, stamp, with_app
 
 NAME_MAX = 200  # as the API's names

@@ -6,6 +6,7 @@ from peewee import CharField, DateTimeField, ForeignKeyField
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .conversations import Conversation
 from .fastsql import execute, fetch_one
+from .messages import Message
 from .tenancy import Workspace
 
 # pending: asked, not answered yet (shown as expired after expires_at);
@@ -41,6 +42,20 @@ class Clarification(TimestampedModel, WorkspaceScoped):
             'ORDER BY "created_at" DESC LIMIT 1'
         )
         return fetch_one(cls, sql, conversation_id, "pending")
+
+    @classmethod
+    def offered_button(cls, conversation_id, data, now):
+        """The button {"text", "data"} of the conversation's pending, unexpired
+        question whose data is `data`, else None (stale, forged or answered)."""
+        pending = cls.pending_for(conversation_id) if conversation_id else None
+        if pending is None or pending.expires_at <= now:
+            return None
+        question = Message.get_or_none(Message.id == pending.message_id)
+        offered = (question.metadata or {}).get("buttons") if question is not None else None
+        for button in offered if isinstance(offered, list) else ():
+            if isinstance(button, dict) and button.get("data") == data:
+                return {"text": button.get("text"), "data": data}
+        return None
 
     @classmethod
     def expire(cls, conversation_id, now):

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from ..models import ContextEntry, Message, Training
 from ..models.fastsql import fetch_all
 from . import matching
-from .tools import Toolset
 
 OPERATOR_MARK = "[Human operator]"
 HISTORY_CHARS = 2000  # of one message in the prompt
@@ -31,6 +30,17 @@ WORKFLOWS = {
 }
 
 
+# The agent's tools live above the services they call (tools/): create_app
+# registers how to find an agent's, so that this engine imports none of them.
+_TOOLSETS = []
+
+
+def register_toolsets(of_agent):
+    """Make `of_agent(agent, settings, conversation_id)` (tools.toolset's
+    Toolset.of_agent) what a prompt's tools come from."""
+    _TOOLSETS[:] = [of_agent]
+
+
 @dataclass
 class Prompt:
     agent_id: str
@@ -40,7 +50,7 @@ class Prompt:
     system_parts: dict = field(default_factory=dict)  # name -> text, in order
     history: list = field(default_factory=list)  # {role, sender_type, content, ...}
     knowledge: list = field(default_factory=list)  # {training_id, type, score, text}
-    toolset: Toolset = field(default_factory=lambda: Toolset([]))
+    toolset: object = None  # a tools.toolset.Toolset; None: no tools
 
     def system_text(self):
         return "\n\n".join(text for text in self.system_parts.values() if text)
@@ -59,7 +69,7 @@ class Prompt:
             "system_parts": self.system_parts,
             "history": self.history,
             "knowledge": self.knowledge,
-            "tools": self.toolset.functions(),
+            "tools": self.toolset.functions() if self.toolset is not None else [],
         }
 
 
@@ -78,7 +88,7 @@ def build_prompt(agent, settings, conversation_id, customer_text, with_tools=Tru
         customer_text=customer_text,
         history=history,
         knowledge=knowledge,
-        toolset=Toolset.of_agent(agent, settings, conversation_id) if with_tools else Toolset([]),
+        toolset=_TOOLSETS[0](agent, settings, conversation_id) if with_tools else None,
     )
     prompt.system_parts = _system_parts(agent, settings, prompt, context)
     return prompt

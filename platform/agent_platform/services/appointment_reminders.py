@@ -14,14 +14,14 @@ from datetime import timedelta
 
 from peewee import IntegrityError
 
-from .. import scheduler
+from .. import formats, scheduler
 from ..channels import adapters
 from ..db import transaction
 from ..events import emit
 from ..models import Appointment, AppointmentReminder, Channel, Conversation
 from ..models.appointments import ACTIVE_STATUSES
 from ..models.base import utcnow
-from . import appointment_calendar, appointments, formats
+from . import appointment_calendar, appointments
 from .messages import queue_text
 
 BATCH = 200  # appointments looked at per run

@@ -9,6 +9,7 @@ two bookings racing for one slot one wins and the other is 409 SLOT_TAKEN.
 
 from datetime import timedelta
 
+from .. import formats
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
@@ -16,7 +17,7 @@ from ..models import Appointment, AppointmentReminder, Conversation
 from ..models.appointments import ACTIVE_STATUSES
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import agents, appointment_calendar, contacts, formats, scoring
+from . import agents, appointment_calendar, contacts, scoring
 
 MAX_LENGTH = timedelta(hours=24)
 # How far ahead an appointment may be: its times, with any buffer and in any

@@ -5,6 +5,7 @@ import io
 
 import segno
 
+from .. import formats
 from ..channels import adapters
 from ..db import transaction
 from ..errors import Conflict, Forbidden, NotFound, ValidationError
@@ -12,7 +13,6 @@ from ..events import emit
 from ..models import Agent, Channel, ChannelEvent, Message
 from ..models.base import utcnow
 from ..models.pagination import PageRequest, paginate
-from . import formats
 
 
 def type_names():

@@ -11,15 +11,15 @@ message, listed through the API.
   (button 0, "0", "none") sends the fallback, which hands off when the agent
   says so ("none"); anything else is answered as a new message ("other").
   A question unanswered for EXPIRY is expired and reads nothing.
-- `offered_button` is the button a channel that takes presses as plain
-  messages (the widget) checks a press against before storing it.
+- A channel that takes presses as plain messages (the widget) checks a
+  press against `Clarification.offered_button` before storing it.
 """
 
 from datetime import timedelta
 
 from ..channels import adapters
 from ..db import transaction
-from ..models import Clarification, Message, Training, fastsql
+from ..models import Clarification, Training, fastsql
 from ..replies import clarifying, texts
 from . import reply_outcomes as outcomes
 from .conversations import get_conversation
@@ -86,20 +86,6 @@ def resolve(turn):
         _settle(pending, "chosen", last, turn.now, chosen)
 
     return outcomes.deliver(turn, parts, "replied", record, then=settle)
-
-
-def offered_button(conversation_id, data, now):
-    """The button {"text", "data"} of the conversation's pending, unexpired
-    question whose data is `data`, else None (stale, forged or answered)."""
-    pending = Clarification.pending_for(conversation_id) if conversation_id else None
-    if pending is None or pending.expires_at <= now:
-        return None
-    question = Message.get_or_none(Message.id == pending.message_id)
-    offered = (question.metadata or {}).get("buttons") if question is not None else None
-    for button in offered if isinstance(offered, list) else ():
-        if isinstance(button, dict) and button.get("data") == data:
-            return {"text": button.get("text"), "data": data}
-    return None
 
 
 def _none_of_these(turn, pending, last, via):

@@ -1,6 +1,7 @@
 """Contacts: E.164 phones, unique phone and e-mail, custom field values checked
 against the workspace's definitions, identities on each network."""
 
+from .. import formats
 from ..channels import adapters
 from ..db import folded, transaction
 from ..errors import Conflict, NotFound, ValidationError
@@ -8,7 +9,7 @@ from ..events import emit
 from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql, jsonquery
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import formats, scoring
+from . import scoring
 
 
 def not_found(contact_id):

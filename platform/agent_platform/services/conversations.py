@@ -15,6 +15,7 @@ CONVERSATION_HELD naming who holds it.
 
 from peewee import SQL, fn
 
+from .. import formats
 from ..db import transaction
 from ..errors import Conflict, NotFound
 from ..events import emit
@@ -22,7 +23,7 @@ from ..models import Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.conversations import ACTIVE_STATUSES
 from ..models.pagination import paginate
-from . import channels, contacts, formats, users
+from . import channels, contacts, users
 
 # action: (states it applies to, state it leads to, event it raises)
 TRANSITIONS = {

@@ -8,6 +8,7 @@ from datetime import datetime
 
 from peewee import IntegrityError
 
+from .. import formats
 from ..channels.neutral import INBOUND_TYPES, InboundMessage, storable
 from ..db import database, transaction
 from ..errors import NotFound, ValidationError
@@ -15,7 +16,7 @@ from ..events import emit
 from ..models import Channel, Contact, ContactIdentity, Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.messages import INBOUND_STATUS
-from . import contacts, conversations, formats, leads, replies
+from . import contacts, conversations, leads, replies
 from .messages import insert_message, render
 
 InboundResult = namedtuple("InboundResult", "message duplicate")

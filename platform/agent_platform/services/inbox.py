@@ -18,11 +18,12 @@ import re
 from datetime import datetime
 from functools import partial
 
+from .. import formats
 from ..db import transaction
 from ..errors import ValidationError
 from ..models import inbox as queries
 from ..models.base import utcnow
-from . import conversations, formats
+from . import conversations
 from .inbox_view import AUTHORS, conversation_view
 
 __all__ = ["conversation_view", "inbox_counts", "inbox_list", "mark_read"]

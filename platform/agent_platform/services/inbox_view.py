@@ -6,11 +6,13 @@ and the contact beside it (services/inbox.py offers it as conversation_view).
 
 from flask import current_app
 
+from .. import formats
+from .. import media_files as media
 from ..errors import ValidationError
 from ..models import Agent, Channel, Contact, Lead
 from ..models import inbox as queries
 from ..models.base import canonical_uuid, utcnow
-from . import conversations, formats, media
+from . import conversations
 
 MAX_LIMIT = 200
 APPOINTMENTS_SHOWN = 5

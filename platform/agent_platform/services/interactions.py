@@ -3,12 +3,13 @@ query with combinable filters, and closing (one, or many at once)."""
 
 from peewee import SQL, Value, fn
 
+from .. import formats
 from ..db import transaction
 from ..errors import ValidationError
 from ..models import Channel, Contact, Conversation, CustomField, Lead, Message, jsonquery
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import Page, paginate
-from . import contacts, conversations, formats
+from . import contacts, conversations
 from .routing import LEAD_TAGS_FIELD
 
 MAX_BULK = 100

@@ -14,12 +14,17 @@ fit for the user.
 """
 
 import json
+from importlib.metadata import version
 from urllib.parse import urlsplit
 
 import requests
 
-from .. import __version__, jsonbody, netguard
+from .. import jsonbody, netguard
 from ..nul_text import nul_replaced
+
+# What the client tells a server it is: the installed package's version
+# (its metadata, not the package root, which only the top of the house imports).
+CLIENT_INFO = {"name": "agent-platform", "version": version("agent-platform")}
 
 # The revision we offer, and those we accept from the server.
 # The setting that lets MCP servers be on private addresses and any port.
@@ -59,7 +64,7 @@ class McpSession:
             {
                 "protocolVersion": PROTOCOL_VERSION,
                 "capabilities": {},
-                "clientInfo": {"name": "agent-platform", "version": __version__},
+                "clientInfo": CLIENT_INFO,
             },
         )
         version = result.get("protocolVersion") if isinstance(result, dict) else None

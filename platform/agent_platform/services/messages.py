@@ -5,14 +5,14 @@ The channel adapters' side is in `services.inbound` (receive_inbound) and
 `services.receipts` (apply_status), and sending in `services.sending`.
 """
 
-from .. import scheduler
+from .. import formats, scheduler
 from ..channels import adapters
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
 from ..models import Channel, IdempotencyKey, Message, fastsql
 from ..models.base import utcnow
-from . import conversations, formats, idempotency
+from . import conversations, idempotency
 from . import sending as _sending  # noqa: F401  (registers the send job with the API)
 
 

@@ -1,6 +1,7 @@
 """Opportunities: deals with an exact value, on a pipeline column. Moving
 one between columns keeps its history; won and lost follow the column's kind."""
 
+from .. import formats
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
@@ -9,7 +10,7 @@ from ..models.base import utcnow
 from ..models.opportunities import summary_rows
 from ..models.pagination import paginate
 from ..money import MoneyError, from_minor, to_minor, weighted
-from . import contacts, formats
+from . import contacts
 from .pipeline_columns import first_open_column, get_column
 from .pipeline_columns import render as render_column
 

@@ -1,13 +1,13 @@
 """Pipeline columns: named, ordered, per workspace, each with a win
 probability and a kind (open, won, lost)."""
 
+from .. import formats
 from ..db import transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
 from ..models import Opportunity, PipelineColumn, fastsql
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import formats
 
 MAX_COLUMNS = 50
 

@@ -2,13 +2,13 @@
 the messages the platform sent, the contact's reactions and edits. Each is
 idempotent and runs in one transaction; see the docstrings for the contract."""
 
+from .. import formats
 from ..channels.neutral import storable
 from ..db import transaction
 from ..events import emit
+from ..formats import naive_utc
 from ..models import Message
 from ..models.base import utcnow
-from . import formats
-from .formats import naive_utc
 from .messages import render
 
 # Forward order of outbound statuses; failed is reachable from all but read.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from flask import current_app
 
-from .. import netguard, patterns
+from .. import formats, netguard, patterns
 from ..db import transaction
 from ..errors import ApiError, Conflict, NotFound, ValidationError
 from ..events import delivery_settings, emit
@@ -31,7 +31,7 @@ from ..models import (
 )
 from ..models.pagination import paginate
 from ..replies import knowledge, matching
-from . import agents, contacts, conversations, formats, scoring
+from . import agents, contacts, conversations, scoring
 from . import idle_actions as _idle_actions  # noqa: F401  (registers the idle job)
 
 INTENTION_THRESHOLD = 0.45

@@ -8,10 +8,10 @@ field values are read from the contact. Recomputing thus reads one lead, one
 contact and the workspace's few rules: never a scan of messages per request.
 """
 
+from .. import formats
 from ..events import emit
 from ..models import Contact, Lead, Message, SalesSettings, ScoringRule, fastsql, jsonquery
 from ..models.leads import QUALIFIABLE
-from . import formats
 
 MIN_SCORE, MAX_SCORE = 0, 100
 

@@ -10,13 +10,14 @@ Kinds and their params:
                                                not canceled (scheduled, rescheduled or done)
 """
 
+from .. import formats
 from ..db import transaction
 from ..errors import NotFound, ValidationError
 from ..events import emit
 from ..models import Intention, ScoringRule
 from ..models.base import utcnow
 from ..models.pagination import paginate
-from . import contacts, custom_fields, formats, scoring
+from . import contacts, custom_fields, scoring
 
 PARAMS = {
     "messages_received": ("at_least",),

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from flask import current_app
 
-from .. import scheduler
+from .. import formats, scheduler
 from ..channels import adapters, senders
 from ..db import claiming, transaction
 from ..events import emit
@@ -14,7 +14,6 @@ from ..models import Message
 from ..models.base import utcnow
 from ..models.metrics import count_send_error
 from ..nul_text import nul_replaced
-from . import formats
 
 log = logging.getLogger("agent_platform.sending")
 

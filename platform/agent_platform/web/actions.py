@@ -12,8 +12,9 @@ application/json) gets `{"data": ...}`, or the API's error body instead.
 from flask import jsonify, redirect, request
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
+from .. import formats
 from ..errors import ApiError
-from ..services import conversations, formats, inbox_actions
+from ..services import conversations, inbox_actions
 from . import session
 from .blueprint import PREFIX, blp, error_page, wants_json
 from .forms import SEE_OTHER

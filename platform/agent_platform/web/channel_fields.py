@@ -5,8 +5,8 @@ true/false)."""
 
 from dataclasses import dataclass
 
+from .. import formats
 from ..errors import ValidationError
-from ..services import formats
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ in sight)."""
 
 from flask import redirect, render_template, request, url_for
 
+from .. import formats
 from ..errors import ApiError, ValidationError
 from ..events.catalog import CATEGORIES
 from ..models.pagination import PageRequest
 from ..models.webhooks import EVERYTHING
 from ..scopes import SCOPES
-from ..services import formats, keys, webhooks
+from ..services import keys, webhooks
 from . import forms, session
 from .blueprint import blp
 

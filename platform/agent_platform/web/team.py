@@ -3,8 +3,9 @@ one-time link), change a role, deactivate and reactivate."""
 
 from flask import redirect, render_template, request, url_for
 
+from .. import formats
 from ..errors import ApiError, ValidationError
-from ..services import formats, users
+from ..services import users
 from . import session
 from .blueprint import blp
 from .forms import SEE_OTHER

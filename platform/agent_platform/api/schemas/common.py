@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import marshmallow as ma
 from marshmallow import fields, post_dump
 
-from ...services import formats
+from ... import formats
 
 # Times a request may carry: a day's arithmetic either side stays a valid date.
 EARLIEST = datetime(1970, 1, 1)

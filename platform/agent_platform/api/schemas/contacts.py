@@ -47,7 +47,7 @@ class ContactSchema(RenderedSchema):
     updated_at = UtcDateTime()
 
 
-# What services/formats.phone accepts, as one pattern: + or 00, a country code
+# What formats.phone accepts, as one pattern: + or 00, a country code
 # and 7 to 15 digits in all, separators between them; or the digits alone.
 _SEPARATOR = r"[ ().\-\u00a0\u2010\u2011]*"
 PHONE_PATTERN = (

@@ -1,11 +1,10 @@
 """The e-mail channel's side of the adapter contract (channels.adapters)."""
 
-from ... import mailheaders
+from ... import formats, mailheaders
 from ...db import transaction
 from ...errors import ValidationError
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
-from ...services import formats
 from ..adapters import Adapter
 from . import servers
 from .credentials import verify_credentials

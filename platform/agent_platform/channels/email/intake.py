@@ -12,7 +12,7 @@ Mails the agent must never answer are written to the channel's event log
 delivery reports, bulk and list mail (parser.auto_reason), mail from the
 channel's own address, and senders on settings.blocked_senders.
 
-A mail becomes a message through services.inbound.receive_inbound: the
+A mail becomes a message handed up to the intake service (adapters.hand_up): the
 contact by the sender's address (the contact who has that e-mail address
 already, whatever the channel), the conversation by its thread. Its
 attachments and the original mail (.eml) are stored as media files; the
@@ -23,14 +23,14 @@ included) and the original's URL.
 
 import logging
 
-from ... import storage
+from ... import formats, storage
+from ... import media_files as media
 from ...db import conflicted, transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
 from ...models.email import EmailMailbox
 from ...private import open_new
-from ...services import formats, media
-from ...services import inbound as inbound_service
+from ..adapters import hand_up
 from ..neutral import InboundMessage
 from .parser import parse
 
@@ -67,7 +67,7 @@ def _stored(channel, mail, raw, uid, written, now):
         ChannelEvent.record(channel.id, "skipped", formats.jsonable(details), False, now)
         return "skipped"
     inbound = _inbound(mail, _saved(raw, "message/rfc822", written), _files(mail, written), uid)
-    inbound_service.receive_inbound(channel, inbound, now=now)
+    hand_up(channel, inbound, now)
     return "messages"
 
 

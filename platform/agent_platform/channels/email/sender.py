@@ -38,8 +38,8 @@ import requests
 from flask import current_app
 
 from ... import mailheaders, netguard
+from ... import media_files as media
 from ...models import Contact, ContactIdentity, Message
-from ...services import media
 from ..senders import SendError, SendResult
 from . import servers
 from .text import to_html

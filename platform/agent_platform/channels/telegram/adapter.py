@@ -2,8 +2,8 @@
 
 from flask import current_app
 
+from ... import formats
 from ...errors import ValidationError
-from ...services import formats
 from ..adapters import Adapter
 from . import webhook
 from .credentials import verify_credentials

@@ -2,9 +2,9 @@
 stored the same way: each update once (by update_id), in one transaction
 with what it carries.
 
-A message goes through services.inbound.receive_inbound (contact,
-conversation, message.received, the agent's reply job), an edit through
-apply_edit, anything ignored (group chats, other update kinds) into the
+A message and an edit are handed up to the intake service
+(adapters.hand_up: contact, conversation, message.received, the agent's
+reply job), anything ignored (group chats, other update kinds) into the
 channel's event log. An update that fails to store is logged and written to
 the event log, and still counted as received: redelivering it would only
 fail again (and hold back every update after it in polling).
@@ -12,15 +12,13 @@ fail again (and hold back every update after it in polling).
 
 import logging
 
-from ... import storage
+from ... import formats, storage
 from ...db import conflicted
 from ...errors import NotFound, ValidationError
 from ...models import Channel, ChannelEvent
 from ...models.base import canonical_uuid, utcnow
 from ...models.telegram import TelegramUpdate
-from ...services import formats, receipts
-from ...services import inbound as inbound_service
-from ..adapters import callback_json
+from ..adapters import callback_json, hand_up
 from ..group_commit import GroupCommit
 from ..neutral import InboundEdit, InboundMessage
 from . import tasks
@@ -92,7 +90,7 @@ def _stored(channel, update, now):
 
 
 def _message(channel, message, now):
-    result = inbound_service.receive_inbound(channel, message, now=now)
+    result = hand_up(channel, message, now)
     if result.duplicate:
         return "duplicates"
     tasks.queue_tasks(channel, result.message, now)
@@ -100,7 +98,7 @@ def _message(channel, message, now):
 
 
 def _edit(channel, edit, now):
-    if receipts.apply_edit(channel, edit, now=now) is None:
+    if hand_up(channel, edit, now) is None:
         log.info("edit of unknown message %s ignored", edit.external_id)
     return "messages"
 

@@ -22,12 +22,12 @@ from datetime import timedelta
 import requests
 from flask import current_app
 
+from ... import media_files as media
 from ... import scheduler
 from ...db import transaction
 from ...models import ChannelEvent, ChannelTask, Message
 from ...models.base import utcnow
 from ...private import open_new
-from ...services import media
 from .. import task_runner
 from ..task_runner import live_message
 from .botapi import BotApiError, client

@@ -12,11 +12,12 @@ import re
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
+from ... import formats
 from ...errors import Forbidden, NotFound, ValidationError
-from ...models import Channel, Contact, Conversation, Message
+from ...models import Channel, Clarification, Contact, Conversation, Message
 from ...models.base import utcnow
-from ...services import clarifications, formats, inbound, receipts
-from ..neutral import InboundMessage
+from ..adapters import hand_up
+from ..neutral import InboundMessage, StatusUpdate
 from . import identity
 
 # Messages one poll answers at most (the widget asks again when it is full).
@@ -149,7 +150,7 @@ def post_message(channel, visitor, body, max_chars, now=None):
         sender_email=email if visitor.verified_user else None,
         metadata=metadata,
     )
-    stored = inbound.receive_inbound(channel, message, now=now).message
+    stored = hand_up(channel, message, now).message
     return render(stored, visitor)
 
 
@@ -164,7 +165,7 @@ def _pressed(channel, visitor, body, now):
         raise ValidationError("text", "leave it out when sending a choice (the button is the text)")
     conversation = _conversation(channel, visitor) if isinstance(choice, str) else None
     conversation_id = conversation.id if conversation is not None else None
-    button = clarifications.offered_button(conversation_id, choice, now or utcnow())
+    button = Clarification.offered_button(conversation_id, choice, now or utcnow())
     if button is None:
         reason = "must be the data of a button the agent's open question offers"
         raise ValidationError("choice", reason)
@@ -207,7 +208,7 @@ def mark_read(channel, visitor, message_id, now=None):
         raise NotFound(f"No message {message_id} in your conversation.", code="MESSAGE_NOT_FOUND")
     unread = Message.unread_by_visitor(conversation.id, message.created_at)
     for external_id in unread:
-        receipts.apply_status(channel, external_id, "read", now=now)
+        hand_up(channel, StatusUpdate(external_id, "read"), now)
     return {"read": len(unread)}
 
 
@@ -270,7 +271,7 @@ def _conversation(channel, visitor):
 def _delivered(channel, message, now):
     if message.direction != "outbound" or message.status != "sent":
         return message
-    return receipts.apply_status(channel, message.external_id, "delivered", now=now) or message
+    return hand_up(channel, StatusUpdate(message.external_id, "delivered"), now) or message
 
 
 def _next_since_time(rows, since):

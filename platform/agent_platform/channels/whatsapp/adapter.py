@@ -1,6 +1,6 @@
 """The WhatsApp channel's side of the adapter contract (channels.adapters)."""
 
-from ...services import formats
+from ... import formats
 from ..adapters import Adapter
 from . import intake
 from .credentials import verify_credentials

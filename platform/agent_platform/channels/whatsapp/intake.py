@@ -5,8 +5,8 @@ POST: the channel's app secret checks X-Hub-Signature-256 over the raw body
 before anything parses it; then the per-channel bound; then every item of
 the payload is applied in ONE transaction (a batch costs little more than a
 single message, and POSTs arriving together share it: see GroupCommit):
-messages through services.inbound.receive_inbound (idempotent on the
-network's id), reactions, number changes, statuses through apply_status,
+messages, reactions, number changes and statuses handed up to the intake
+service (adapters.hand_up: idempotent on the network's id),
 and everything else into the channel's event log. Each item is atomic (the
 service functions are transactions of their own, savepoints inside the
 group's): one that fails is logged and written to the event log with its
@@ -21,15 +21,13 @@ import hmac
 import logging
 import re
 
-from ... import storage
+from ... import formats, storage
 from ...db import conflicted, transaction
 from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
 from ...models import Channel, ChannelEvent, ChannelTask
 from ...models.base import canonical_uuid, utcnow
-from ...services import formats, receipts
-from ...services import inbound as inbound_service
-from ..adapters import callback_json, check_bound
+from ..adapters import callback_json, check_bound, hand_up
 from ..group_commit import GroupCommit
 from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
 from .parser import Notice, parse
@@ -130,7 +128,7 @@ def _applied(channel, item, now):
 
 
 def _message(channel, message, now):
-    result = inbound_service.receive_inbound(channel, message, now=now)
+    result = hand_up(channel, message, now)
     if result.duplicate:
         return "duplicates"
     stored = result.message
@@ -149,18 +147,18 @@ def _message(channel, message, now):
 
 
 def _identity_change(channel, change, now):
-    result = inbound_service.receive_identity_change(channel, change, now=now)
+    result = hand_up(channel, change, now)
     return "duplicates" if result.duplicate else "messages"
 
 
 def _reaction(channel, reaction, now):
-    if receipts.apply_reaction(channel, reaction, now=now) is None:
+    if hand_up(channel, reaction, now) is None:
         log.info("reaction to unknown message %s ignored", reaction.target_external_id)
     return "reactions"
 
 
 def _status(channel, update, now):
-    receipts.apply_status_update(channel, update, now=now)
+    hand_up(channel, update, now)
     return "statuses"
 
 

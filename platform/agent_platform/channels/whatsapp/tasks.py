@@ -27,12 +27,12 @@ from urllib.parse import urlsplit
 
 from flask import current_app
 
+from ... import media_files as media
 from ... import scheduler
 from ...db import transaction
 from ...models import ChannelEvent, Message
 from ...models.base import utcnow
 from ...private import open_new
-from ...services import media
 from .. import task_runner
 from ..task_runner import live_message
 from .graph import GraphError, TooLarge, client, declared_size

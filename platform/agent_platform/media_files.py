@@ -12,9 +12,9 @@ import secrets
 
 from flask import current_app
 
-from ..config import resolve_path
-from ..errors import NotFound
-from ..private import make_dirs
+from .config import resolve_path
+from .errors import NotFound
+from .private import make_dirs
 
 # The types WhatsApp carries (and a few more), and the extension each is stored with.
 EXTENSIONS = {

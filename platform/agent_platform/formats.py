@@ -10,8 +10,8 @@ import unicodedata
 from datetime import UTC, date, datetime
 from urllib.parse import urlsplit
 
-from .. import mailheaders
-from ..errors import ValidationError
+from . import mailheaders
+from .errors import ValidationError
 
 # E.164: a plus, a country code not starting with 0, at most 15 digits in all.
 # Seven digits is the shortest number any country plan assigns in practice.

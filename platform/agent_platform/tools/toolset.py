@@ -1,6 +1,6 @@
 """The agent's MCP tools offered to a model as OpenAI-format functions, and
 their execution over the Model Context Protocol (`tools/call`); with them,
-the built-in appointment tools (replies/appointment_tools.py) when an
+the built-in appointment tools (tools/booking.py) when an
 availability applies to the agent.
 
 A tool's function name is its MCP name made safe for the OpenAI format
@@ -20,7 +20,7 @@ from functools import partial
 from .. import jsonbody
 from ..models import AgentTool, fastsql
 from ..services import mcp
-from .appointment_tools import AppointmentTools, ToolRefused
+from .booking import AppointmentTools, ToolRefused
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 RESULT_CHARS = 20_000  # of a tool result given to the model
