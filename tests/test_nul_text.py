@@ -88,7 +88,8 @@ def test_a_whatsapp_message_with_nul_is_stored_with_u_fffd_and_answered_200(clie
 def test_a_telegram_update_with_nul_is_stored_with_u_fffd(client, caller, bot_api):
     channel = telegram_channel(caller, mode="webhook")
     update = {"update_id": 7001, **message_update("Olá\x00!")}
-    update["message"]["from"]["first_name"] = "Ana\x00"
+    # A copy: message_update's sender is the helpers' shared CUSTOMER.
+    update["message"]["from"] = {**update["message"]["from"], "first_name": "Ana\x00"}
     counts = delivered(client, channel["id"], update, bot_api.webhook["secret_token"])
     assert (counts["messages"], counts["failed"]) == (1, 0)
     [stored] = inbound()
