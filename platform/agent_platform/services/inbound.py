@@ -55,6 +55,26 @@ def receive_inbound(channel, inbound, now=None):
         return _received(channel, inbound, now)
 
 
+def senders(channel, items):
+    """The identities that receive_inbound holds to store the messages
+    among `items` (parsed items of `channel`), for hold_senders."""
+    return [
+        (channel.workspace_id, channel.type, item.sender_id)
+        for item in items
+        if isinstance(item, InboundMessage)
+    ]
+
+
+def hold_senders(identities):
+    """Hold `identities` (see senders) to the end of the write transaction,
+    in the one order every transaction takes them: one that stores several
+    senders' messages (a group commit's batch) then never holds an identity
+    that another waits for while it waits for one the other holds (on
+    PostgreSQL, a deadlock). receive_inbound finds its sender's held already."""
+    for identity in sorted(set(identities), key=str):
+        ContactIdentity.hold(*identity)
+
+
 def _received(channel, inbound, now):
     with _atomic():
         ContactIdentity.hold(channel.workspace_id, channel.type, inbound.sender_id)

@@ -95,7 +95,8 @@ def store(channel, items, now=None):
     Returns once that transaction is committed; it may be shared with other
     POSTs arriving at the same moment (see GroupCommit)."""
     now = now or utcnow()
-    return _group.run(lambda: _store(channel, items, now))
+    holds = inbound_service.senders(channel, items)
+    return _group.run(lambda: _store(channel, items, now), holds)
 
 
 def _store(channel, items, now):
@@ -106,7 +107,7 @@ def _store(channel, items, now):
     return counts
 
 
-_group = GroupCommit()
+_group = GroupCommit(hold=inbound_service.hold_senders)
 
 
 def _applied(channel, item, now):
