@@ -118,12 +118,15 @@ $$;
 -- back here, in one round trip, instead of in the server between three
 -- (where the turn also waited for whatever else that process was running).
 -- The same window as the server keeps (hits: Unix times, oldest first,
--- separated by spaces). Returns whether this hit was counted (there was
--- room), how many the window holds now and the oldest of them, and the
--- database's now. `p_alone`: the statement is a transaction of its own,
--- whose COMMIT then need not wait for the disk either (a crash may forget
--- the last fraction of a second's hits, which lets as many requests more
--- through; nothing else is written in it).
+-- separated by spaces), without reading it whole: the hits that have left
+-- it are the first ones, a few at each hit (dropped one by one; after a
+-- pause, when more have left, the window is read whole once). Returns
+-- whether this hit was counted (there was room), how many the window holds
+-- now and the oldest of them, and the database's now. `p_alone`: the
+-- statement is a transaction of its own, whose COMMIT then need not wait
+-- for the disk either (a crash may forget the last fraction of a second's
+-- hits, which lets as many requests more through; nothing else is written
+-- in it).
 CREATE FUNCTION "rate_limit_hit"(p_limiter TEXT, p_key TEXT, p_limit INT, p_window FLOAT8,
                                  p_alone BOOLEAN)
 RETURNS TABLE ("allowed" BOOLEAN, "counted" INT, "oldest" FLOAT8, "now" FLOAT8)
@@ -131,7 +134,9 @@ LANGUAGE plpgsql AS $$
 DECLARE
     at FLOAT8 := extract(epoch FROM clock_timestamp());
     stored TEXT;
-    kept FLOAT8[];
+    space INT;
+    dropped INT := 0;
+    held INT;
     room BOOLEAN;
 BEGIN
     IF p_alone THEN
@@ -141,19 +146,32 @@ BEGIN
     VALUES (p_limiter, p_key, '', 0)
     ON CONFLICT ("limiter", "key") DO UPDATE SET "hits" = "rate_limit_window"."hits"
     RETURNING "rate_limit_window"."hits" INTO stored;
-    kept := ARRAY(
-        SELECT "hit"::FLOAT8
-        FROM unnest(string_to_array(stored, ' ')) WITH ORDINALITY AS t("hit", "place")
-        WHERE "hit"::FLOAT8 > at - p_window
-        ORDER BY "place"
-    );
-    room := cardinality(kept) < p_limit;
+    WHILE stored <> '' AND split_part(stored, ' ', 1)::FLOAT8 <= at - p_window LOOP
+        IF dropped = 8 THEN
+            stored := array_to_string(ARRAY(
+                SELECT "hit"
+                FROM unnest(string_to_array(stored, ' ')) WITH ORDINALITY AS t("hit", "place")
+                WHERE "hit"::FLOAT8 > at - p_window
+                ORDER BY "place"
+            ), ' ');
+            EXIT;
+        END IF;
+        space := position(' ' IN stored);
+        stored := CASE WHEN space = 0 THEN '' ELSE substr(stored, space + 1) END;
+        dropped := dropped + 1;
+    END LOOP;
+    held := CASE WHEN stored = '' THEN 0
+                 ELSE octet_length(stored) - octet_length(replace(stored, ' ', '')) + 1 END;
+    room := held < p_limit;
     IF room THEN
-        kept := kept || at;
+        stored := ltrim(stored || ' ' || at::TEXT);
+        held := held + 1;
     END IF;
+    -- Refused, the newest hit is the one the row's expires_at was set for.
     UPDATE "rate_limit_window"
-    SET "hits" = array_to_string(kept, ' '), "expires_at" = kept[cardinality(kept)] + p_window
+    SET "hits" = stored,
+        "expires_at" = CASE WHEN room THEN at + p_window ELSE "expires_at" END
     WHERE "limiter" = p_limiter AND "key" = p_key;
-    RETURN QUERY SELECT room, cardinality(kept), kept[1], at;
+    RETURN QUERY SELECT room, held, split_part(stored, ' ', 1)::FLOAT8, at;
 END;
 $$;
