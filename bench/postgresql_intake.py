@@ -8,8 +8,9 @@ synchronous=NORMAL... stricter, in fact, which the figures carry). For each
 count of servers: a new database, that many `agent-platform serve`
 processes (each gunicorn's master and one gevent worker, its jobs running),
 1,000 customers warmed up, then rounds of wrk, one instance per server
-splitting the same 16 connections, posting distinct signed single-message
-bodies (bench/whatsapp_inbound.py's). Messages stored are counted in the
+splitting the same 16 connections, each posting its own distinct signed
+single-message bodies (bench/whatsapp_inbound.py's; the same bodies to every
+server would measure redeliveries, stored once). Messages stored are counted in the
 database after each round; CPU is the servers' (all their processes) and
 the database server's (its postmaster and backends), per message stored.
 In the same run, the SQLite default with one `serve`, for comparison.
@@ -84,18 +85,26 @@ def medians(rows):
     return [statistics.median(column) for column in zip(*rows, strict=True)]
 
 
-def parallel_load(urls, script, prefix, seconds):
-    """One wrk per server URL at once, the connections split between them."""
+def parallel_load(urls, script, prefixes, seconds):
+    """One wrk per server URL at once, the connections split between them,
+    each posting the bodies of its own prefix."""
     per_server = str(max(1, CONNECTIONS // len(urls)))
     command = ["wrk", "-t", "1", "-c", per_server, "-d", f"{seconds}s", "-s", script]
     runs = [subprocess.Popen([*command, url, "--", prefix, "0"], stdout=subprocess.DEVNULL)
-            for url in urls]  # fmt: skip
+            for url, prefix in zip(urls, prefixes, strict=True)]  # fmt: skip
     for run in runs:
         run.wait()
 
 
-def bodies(work, name, count):
-    return write_bodies(os.path.join(work, name), name, count, CUSTOMERS)
+def bodies(work, name, count, offset=0):
+    """Signed bodies of distinct messages, from customer `offset` on."""
+    return write_bodies(os.path.join(work, name), name, count, CUSTOMERS + offset)
+
+
+def bodies_per_server(work, name, count, servers):
+    """Each server's own messages (the same on each would be one message
+    delivered several times, stored once), its customers starting apart."""
+    return [bodies(work, f"{name}S{n}", count, n * CUSTOMERS // servers) for n in range(servers)]
 
 
 class Meter:
@@ -128,8 +137,8 @@ def measure_postgresql(server, count, args, work, script):
         meter = Meter(server.url(name), servers.pids(), postmaster_pid(server))
         rows = []
         for n in range(args.rounds):
-            prefix = bodies(work, f"P{count}R{n}", args.bodies)
-            rows.append(meter.round(partial(parallel_load, urls, script, prefix, args.seconds),
+            prefixes = bodies_per_server(work, f"P{count}R{n}", args.bodies, count)
+            rows.append(meter.round(partial(parallel_load, urls, script, prefixes, args.seconds),
                                     args.seconds))  # fmt: skip
             print(
                 f"  {count} server(s), round {n + 1}: {rows[-1][0]:6.0f} msg/s, CPU per "

@@ -4,6 +4,7 @@ the queues' depths, the OpenAPI entry, and migration 0022 on an old database."""
 import json
 from datetime import datetime, timedelta
 
+import psycopg
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -11,7 +12,7 @@ from agent_platform.models import Conversation, Message, ReplyJob
 from agent_platform.scopes import SCOPES
 from agent_platform.services import metrics
 from agent_platform.services.messages import queue_text
-from conftest import assert_error
+from conftest import ON_POSTGRESQL, assert_error
 from conversations_helpers import inbound, send, setup_chat
 from test_permissions import migrated_up_to
 from webhooks_helpers import raise_event, register
@@ -69,6 +70,25 @@ def test_a_workspace_key_sees_its_own_figures_and_no_other(caller, other, make_c
     assert value(theirs, "agent_platform_replies_pending", state="pending") == 0
     # The instance's own figure is not a workspace's to see.
     assert not any(name == "agent_platform_database_size_bytes" for name, _ in theirs)
+
+
+@pytest.mark.skipif(not ON_POSTGRESQL, reason="SQLite has one writing transaction at a time")
+def test_two_transactions_count_messages_at_once_and_both_are_counted(app, caller):
+    # Each writes its own slot of the tally (migration 0026): one tally row
+    # would make the second wait for the first's commit (issue 42).
+    channel_id = setup_chat(caller)["channel"]["id"]
+    stored = [inbound(channel_id, f"wamid.AT-ONCE-{n}").message.id for n in range(2)]
+    url = app.config["DATABASE_URL"]
+    with psycopg.connect(url) as one, psycopg.connect(url) as two:
+        for connection, message_id in zip((one, two), stored, strict=True):
+            connection.execute("SET lock_timeout = '2s'")
+            connection.execute("UPDATE message SET status = 'read' WHERE id = %s", (message_id,))
+        one.commit()
+        two.commit()
+    samples, _ = scrape(caller)
+    read = {**RECEIVED, "status": "read"}
+    assert value(samples, "agent_platform_messages_total", **read) == 2
+    assert value(samples, "agent_platform_messages_total", **RECEIVED) == 2
 
 
 def test_the_queues_count_what_waits(caller):

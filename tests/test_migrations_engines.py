@@ -18,8 +18,16 @@ FULL_TEXT = ("training_fts", "message_fts")
 
 # Columns and indexes only PostgreSQL has, by design: the event's
 # transaction and its place in it (migration 0025), live changes' commit
-# order there; SQLite's rowid is that order already (models/events.py).
-POSTGRESQL_ONLY = {"event": ({"seq", "tx"}, {"event_tx_seq"})}
+# order there; SQLite's rowid is that order already (models/events.py). The
+# metrics tallies' slots (migration 0026), which let concurrent writers each
+# count in rows of their own; SQLite has one writer at a time.
+POSTGRESQL_ONLY = {
+    "event": ({"seq", "tx"}, {"event_tx_seq"}),
+    **{
+        tally: ({"slot"}, set())
+        for tally in ("message_tally", "send_error_tally", "delivery_tally", "reply_latency_tally")
+    },
+}
 
 
 def _is_full_text(name):

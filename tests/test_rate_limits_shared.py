@@ -53,6 +53,19 @@ def test_a_refused_request_is_not_counted(app):
     assert shared.hit("key").allowed  # only the one allowed hit was kept
 
 
+def test_a_window_many_of_whose_hits_have_left_counts_the_rest(app):
+    # More than PostgreSQL's rate_limit_hit drops one by one (migration 0026).
+    shared = SharedWindowLimiter("test.many", 20, 2)
+    for _ in range(12):
+        shared.hit("key")
+    time.sleep(1.2)
+    for _ in range(3):
+        shared.hit("key")
+    time.sleep(1.1)  # the twelve have left, the three have not
+    decision = shared.hit("key")
+    assert (decision.allowed, decision.remaining) == (True, 16)
+
+
 def test_idle_windows_are_pruned_and_live_ones_kept(app):
     SharedWindowLimiter("test.short", 5, 0.2).hit("idle")
     SharedWindowLimiter("test.long", 5, 60).hit("live")

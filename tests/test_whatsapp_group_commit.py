@@ -41,12 +41,13 @@ def test_concurrent_posts_are_all_stored(app, channel):
     assert Message.select().count() == 120
 
 
-def run_in_threads(group, works):
+def run_in_threads(group, works, holds=None):
     results = [None] * len(works)
+    holds = holds or [()] * len(works)
 
     def submit(index, work):
         try:
-            results[index] = ("ok", group.run(work))
+            results[index] = ("ok", group.run(work, holds[index]))
         except Exception as error:
             results[index] = ("error", error)
         finally:
@@ -57,10 +58,11 @@ def run_in_threads(group, works):
     return threads, results
 
 
-def run_behind_a_held_leader(group, later):
-    """Submit the units `later` to `group` while a first unit holds the lead,
-    so that they queue and are then run together by one leader. Returns each
-    outcome, the first unit's then theirs: ("ok", value) or ("error", exception)."""
+def run_behind_a_held_leader(group, later, holds=None):
+    """Submit the units `later` (naming `holds`, if given) to `group` while a
+    first unit holds the lead, so that they queue and are then run together
+    by one leader. Returns each outcome, the first unit's then theirs:
+    ("ok", value) or ("error", exception)."""
     entered, release = threading.Event(), threading.Event()
 
     def first():
@@ -68,7 +70,7 @@ def run_behind_a_held_leader(group, later):
         release.wait(5)
         return "first"
 
-    threads, results = run_in_threads(group, [first, *later])
+    threads, results = run_in_threads(group, [first, *later], holds and [(), *holds])
     threads[0].start()
     assert entered.wait(5)
     for thread in threads[1:]:
@@ -97,6 +99,24 @@ def test_waiting_units_run_together_on_the_leaders_thread(app):
     assert sorted(n for n, _, _ in seen) == list(range(5))
     assert len({ident for _, ident, _ in seen}) == 1  # one leader ran the whole batch
     assert all(in_transaction for _, _, in_transaction in seen)
+
+
+def test_a_batch_takes_the_locks_its_units_name_before_any_of_them_runs(app):
+    # One lock at a time, unit by unit, two servers' batches could each hold
+    # one the other waits for (a deadlock on PostgreSQL).
+    seen = []
+    group = GroupCommit(hold=lambda names: seen.append(("held", sorted(names))))
+
+    def later(n):
+        def work():
+            seen.append(("ran", n))
+            return n
+
+        return work
+
+    results = run_behind_a_held_leader(group, [later(1), later(2)], holds=[["b", "a"], ["c"]])
+    assert results == [("ok", "first"), ("ok", 1), ("ok", 2)]
+    assert seen == [("held", []), ("held", ["a", "b", "c"]), ("ran", 1), ("ran", 2)]
 
 
 def test_a_failing_unit_fails_alone(app, channel):

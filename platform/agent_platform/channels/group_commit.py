@@ -24,16 +24,20 @@ class GroupCommit:
     commits once, and wakes the requests that brought them; work that
     arrived meanwhile is led by its first request. Every POST is still
     answered only after the COMMIT that stored it.
+
+    `hold(names)` takes the locks that the units of a batch name (`holds`
+    of run), all of them before any unit runs (see _commit).
     """
 
-    def __init__(self, max_batch=64):
+    def __init__(self, max_batch=64, hold=None):
         self.max_batch = max_batch
+        self.hold = hold
         self._lock = threading.Lock()
         self._pending = []
         self._leading = False
 
-    def run(self, work):
-        unit = _Unit(work)
+    def run(self, work, holds=()):
+        unit = _Unit(work, holds)
         with self._lock:
             self._pending.append(unit)
             if not self._leading:
@@ -55,7 +59,7 @@ class GroupCommit:
             batch = self._pending[: self.max_batch]
             del self._pending[: self.max_batch]
         try:
-            _commit(batch)
+            _commit(batch, self.hold)
         except Exception as error:  # the COMMIT itself failed: nothing was stored
             for unit in batch:
                 unit.result, unit.error = None, error
@@ -74,12 +78,16 @@ class GroupCommit:
                 successor.wake.set()
 
 
-def _commit(batch):
+def _commit(batch, hold):
     """The batch in one transaction, tried again whole when it lost to a
-    concurrent one."""
+    concurrent one. The locks its units name are taken first, all at once:
+    taken one unit at a time, two servers' batches could each hold a lock
+    the other waits for (a deadlock on PostgreSQL)."""
     for tried in range(1, TRIES + 1):
         try:
             with transaction():
+                if hold is not None:
+                    hold([name for unit in batch for name in unit.holds])
                 for unit in batch:
                     unit.execute()
                     _abort_on_failure(unit)
@@ -100,8 +108,8 @@ def _abort_on_failure(unit):
 
 
 class _Unit:
-    def __init__(self, work):
-        self.work = work
+    def __init__(self, work, holds):
+        self.work, self.holds = work, holds
         self.wake = None  # a threading.Event, made for units that wait
         self.leads = self.finished = False
         self.result = self.error = None

@@ -129,3 +129,14 @@ def storable(item):
     fields = vars(item)
     changed = {name: nul_replaced(value) for name, value in fields.items() if holds_nul(value)}
     return dataclasses.replace(item, **changed) if changed else item
+
+
+def senders(channel, items):
+    """The identities ((workspace, channel type, sender) each) whose
+    messages are among `items` (parsed items of `channel`): what storing
+    them holds (models.ContactIdentity.hold_in_order)."""
+    return [
+        (channel.workspace_id, channel.type, item.sender_id)
+        for item in items
+        if isinstance(item, InboundMessage)
+    ]

@@ -1,7 +1,9 @@
 """The figures /metrics shows, read at scrape time.
 
 Counts that only grow come from tallies the triggers of migration 0022 keep
-(a few rows per workspace, whatever the traffic); queue depths are counts of
+(a few rows per workspace, whatever the traffic; on PostgreSQL each is
+spread over slots, one per concurrent writer, which migration 0026 adds and
+the readers here add up); queue depths are counts of
 the queues themselves, each over an index that holds only what waits, so a
 scrape costs the same on a database of a million messages as on an empty
 one. Every query takes a workspace id, or None for every workspace (the
@@ -77,37 +79,53 @@ REPLY_LATENCY_BOUNDS = ("1", "2", "5", "10", "30", "60", "120", "300", "+Inf")
 
 def message_tallies(workspace_id):
     """(workspace, channel type, direction, status, messages) rows."""
-    columns = '"workspace_id", "channel_type", "direction", "status", "messages"'
-    return _rows(f'SELECT {columns} FROM "message_tally"', workspace_id)
+    keys = '"channel_type", "direction", "status"'
+    return _tallies("message_tally", keys, _total("messages"), workspace_id)
+
+
+# One more failed send in the caller's transaction, on PostgreSQL in the
+# slot it holds (migration 0026's tally_slot).
+_COUNT_SEND_ERROR = {
+    False: 'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "errors")'
+    ' VALUES (?, ?, 1) ON CONFLICT ("workspace_id", "channel_type")'
+    ' DO UPDATE SET "errors" = "send_error_tally"."errors" + 1',
+    True: 'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "slot", "errors")'
+    ' VALUES (?, ?, "tally_slot"(), 1) ON CONFLICT ("workspace_id", "channel_type", "slot")'
+    ' DO UPDATE SET "errors" = "send_error_tally"."errors" + 1',
+}
 
 
 def count_send_error(workspace_id, channel_type):
     """One more failed attempt to send a message (in the caller's transaction)."""
-    _execute(
-        'INSERT INTO "send_error_tally" ("workspace_id", "channel_type", "errors")'
-        ' VALUES (?, ?, 1) ON CONFLICT ("workspace_id", "channel_type")'
-        ' DO UPDATE SET "errors" = "send_error_tally"."errors" + 1',
-        workspace_id,
-        channel_type,
-    )
+    _execute(_COUNT_SEND_ERROR[is_postgresql()], workspace_id, channel_type)
 
 
 def send_error_tallies(workspace_id):
     """(workspace, channel type, errors) rows."""
-    columns = '"workspace_id", "channel_type", "errors"'
-    return _rows(f'SELECT {columns} FROM "send_error_tally"', workspace_id)
+    return _tallies("send_error_tally", '"channel_type"', _total("errors"), workspace_id)
 
 
 def delivery_tallies(workspace_id):
     """(workspace, counted, outcome, times) rows."""
-    columns = '"workspace_id", "counted", "outcome", "times"'
-    return _rows(f'SELECT {columns} FROM "delivery_tally"', workspace_id)
+    keys = '"counted", "outcome"'
+    return _tallies("delivery_tally", keys, _total("times"), workspace_id)
 
 
 def reply_latency_tallies(workspace_id):
     """(workspace, le, replies, seconds) rows."""
-    columns = '"workspace_id", "le", "replies", "seconds"'
-    return _rows(f'SELECT {columns} FROM "reply_latency_tally"', workspace_id)
+    totals = f'{_total("replies")}, sum("seconds")'
+    return _tallies("reply_latency_tally", '"le"', totals, workspace_id)
+
+
+def _total(column):
+    # PostgreSQL's sum of a BIGINT is a NUMERIC (a Decimal in Python).
+    return f'CAST(sum("{column}") AS BIGINT)'
+
+
+def _tallies(table, keys, totals, workspace_id):
+    """`table`'s rows, each key's slots added up (SQLite has one per key)."""
+    sql = f'SELECT "workspace_id", {keys}, {totals} FROM "{table}"'
+    return _rows(sql, workspace_id, group=True, by=keys)
 
 
 def messages_to_send(workspace_id):

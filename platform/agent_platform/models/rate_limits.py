@@ -6,7 +6,9 @@ locks it on PostgreSQL until the transaction ends; on SQLite the write
 transaction holds the whole database), so two processes counting the same
 key take turns and the count stays exact. Times come from the database's
 clock, the one clock every process and machine agrees on, unless the caller
-gives its own now (tests drive the window with a clock of theirs).
+gives its own now (tests drive the window with a clock of theirs). On
+PostgreSQL a hit by the database's clock is one statement (counted_hit), so
+a turn lasts no round trip.
 """
 
 from peewee import CharField, CompositeKey, DoubleField, Model, TextField
@@ -32,6 +34,29 @@ class RateLimitWindow(Model):
         table_name = "rate_limit_window"
         primary_key = CompositeKey("limiter", "key")
         indexes = ((("expires_at",), False),)
+
+
+def counted_hit(limiter, key, limit, window, now=None):
+    """Count a hit of `key` at `now` (None: the database's clock) in its
+    window of `window` seconds if it holds fewer than `limit`: (whether it
+    was counted, the hits the window holds, the oldest of them, now). On
+    PostgreSQL by the database's clock in one statement (migration 0026's
+    rate_limit_hit): the key's row is every server's turn for that key, held
+    to the commit, so no round trip is made holding it."""
+    if is_postgresql() and now is None:
+        alone = not database.in_transaction()
+        return database.execute_sql(_HIT, (limiter, key, limit, window, alone)).fetchone()
+    with database.atomic():
+        hits, now = locked_window(limiter, key, now)
+        hits = [hit for hit in hits if hit > now - window]
+        allowed = len(hits) < limit
+        if allowed:
+            hits.append(now)
+        store_window(limiter, key, hits, hits[-1] + window)
+    return allowed, len(hits), hits[0], now
+
+
+_HIT = 'SELECT * FROM "rate_limit_hit"(?, ?, ?, ?, ?)'
 
 
 def locked_window(limiter, key, now=None):

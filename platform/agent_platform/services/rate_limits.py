@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from .. import scheduler
 from ..db import database, is_postgresql
-from ..models.rate_limits import locked_window, prune_windows, store_window
+from ..models.rate_limits import counted_hit, prune_windows
 
 # How many client addresses the count of requests with a bad key keeps at
 # once (their windows, of at most `limit` times each): past it the least
@@ -77,10 +77,14 @@ def _counted(hits, limit, window, now):
     allowed = len(hits) < limit
     if allowed:
         hits.append(now)
-    oldest = hits[0]
+    return _decided(allowed, limit, len(hits), hits[0], window, now)
+
+
+def _decided(allowed, limit, counted, oldest, window, now):
+    """The Decision once `counted` hits, the oldest at `oldest`, are in the window."""
     reset_at = math.ceil(oldest + window)
     retry_after = 0 if allowed else max(1, math.ceil(oldest + window - now))
-    return Decision(allowed, limit, limit - len(hits), reset_at, retry_after)
+    return Decision(allowed, limit, limit - counted, reset_at, retry_after)
 
 
 class SharedWindowLimiter:
@@ -99,12 +103,8 @@ class SharedWindowLimiter:
 
     def hit(self, key):
         now = None if self.clock is None else self.clock()
-        with database.atomic():
-            hits, now = locked_window(self.name, key, now)
-            hits = [hit for hit in hits if hit > now - self.window]
-            decision = _counted(hits, self.limit, self.window, now)
-            store_window(self.name, key, hits, hits[-1] + self.window)
-        return decision
+        allowed, counted, oldest, now = counted_hit(self.name, key, self.limit, self.window, now)
+        return _decided(allowed, self.limit, counted, oldest, self.window, now)
 
 
 def limiter(name, limit, window_seconds, max_keys=None):

@@ -15,12 +15,12 @@ import logging
 from ... import formats, storage
 from ...db import conflicted
 from ...errors import NotFound, ValidationError
-from ...models import Channel, ChannelEvent
+from ...models import Channel, ChannelEvent, ContactIdentity
 from ...models.base import canonical_uuid, utcnow
 from ...models.telegram import TelegramUpdate
 from ..adapters import callback_json, hand_up
 from ..group_commit import GroupCommit
-from ..neutral import InboundEdit, InboundMessage
+from ..neutral import InboundEdit, InboundMessage, senders
 from . import tasks
 from .parser import Ignored, parse
 
@@ -54,28 +54,29 @@ def store(channel, updates, now=None):
     each outcome. Returns once they are committed, in a transaction shared
     with the callbacks arriving at the same moment (see GroupCommit)."""
     now = now or utcnow()
-    return _group.run(lambda: _store(channel, updates, now))
+    items = [parse(update) for update in updates]
+    holds = senders(channel, items)
+    return _group.run(lambda: _store(channel, updates, items, now), holds)
 
 
-def _store(channel, updates, now):
+def _store(channel, updates, items, now):
     """Runs inside the group's transaction."""
     counts = dict.fromkeys(OUTCOMES, 0)
-    for update in updates:
-        counts[_stored(channel, update, now)] += 1
+    for update, item in zip(updates, items, strict=True):
+        counts[_stored(channel, update, item, now)] += 1
     if any(update["update_id"] % PRUNE_EVERY == 0 for update in updates):
         TelegramUpdate.prune(channel.id)
     return counts
 
 
-_group = GroupCommit()
+_group = GroupCommit(hold=ContactIdentity.hold_in_order)
 
 
-def _stored(channel, update, now):
+def _stored(channel, update, item, now):
     # No savepoint of its own: the claim is one statement, and what follows
     # is atomic in the service (a savepoint inside the group's transaction).
     if not TelegramUpdate.claim(channel.id, update["update_id"], now):
         return "duplicates"
-    item = parse(update)
     try:
         return APPLY[type(item)](channel, item, now)
     except Exception as error:

@@ -25,11 +25,11 @@ from ... import formats, storage
 from ...db import conflicted, transaction
 from ...errors import Forbidden, NotFound, Unauthorized
 from ...events import emit
-from ...models import Channel, ChannelEvent, ChannelTask
+from ...models import Channel, ChannelEvent, ChannelTask, ContactIdentity
 from ...models.base import canonical_uuid, utcnow
 from ..adapters import callback_json, check_bound, hand_up
 from ..group_commit import GroupCommit
-from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
+from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate, senders
 from .parser import Notice, parse
 from .signature import signature_matches
 
@@ -93,7 +93,8 @@ def store(channel, items, now=None):
     Returns once that transaction is committed; it may be shared with other
     POSTs arriving at the same moment (see GroupCommit)."""
     now = now or utcnow()
-    return _group.run(lambda: _store(channel, items, now))
+    holds = senders(channel, items)
+    return _group.run(lambda: _store(channel, items, now), holds)
 
 
 def _store(channel, items, now):
@@ -104,7 +105,7 @@ def _store(channel, items, now):
     return counts
 
 
-_group = GroupCommit()
+_group = GroupCommit(hold=ContactIdentity.hold_in_order)
 
 
 def _applied(channel, item, now):

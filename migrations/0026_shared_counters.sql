@@ -1,0 +1,6 @@
+-- Nothing to change on SQLite: it takes one writer at a time, so the
+-- metrics tallies of migration 0022 cannot be contended there, and its one
+-- serving process counts rate limits in memory. PostgreSQL's form of this
+-- migration spreads each tally over slots, one per concurrent writing
+-- transaction (tests/test_migrations_engines.py lists the column), and
+-- counts a rate limit's hit in one statement.
