@@ -46,11 +46,12 @@ class ServiceWorker(GeventWorker):
     per_address = 0  # no cap
 
     def load_wsgi(self):
-        from .db import run_commits_in  # once patched: db makes locks at import
-
         super().load_wsgi()
-        run_commits_in(OneThread().run)
         config = getattr(self.wsgi, "config", {})  # the Flask app's
+        if "DATABASE_PATH" in config:  # the service (a bench's bare app has none)
+            from .db import run_commits_in
+
+            run_commits_in(OneThread().run)
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):
             self.per_address = config.get("SERVER_MAX_CONNECTIONS_PER_ADDRESS", 0)
