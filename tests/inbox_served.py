@@ -50,6 +50,14 @@ def served(tmp_path, **settings):
         graph.close()
 
 
+@contextmanager
+def served_shop(tmp_path):
+    """A served instance with shop's channel: its base, api, environ, graph and channel."""
+    with served(tmp_path) as (base, api, environ, graph):
+        yield {"base": base, "api": api, "environ": environ, "graph": graph,
+               "channel": shop(base, api)}  # fmt: skip
+
+
 def call(api, method, url, body=None, status=200):
     response = api.request(method, url, json=body, timeout=10)
     assert response.status_code == status, response.text

@@ -20,23 +20,12 @@ from conftest import new_postgres_database
 from conversations_helpers import WA_SETTINGS
 from telegram_stub import TelegramStub
 from test_cli import ROOT, free_port, serving
+from test_service_jobs import Api
 from webhooks_helpers import Receiver
 from whatsapp_helpers import messages_payload, sign, text
 
 DOCS = ROOT / "docs" / "postgresql.md"
 BURST = 160  # customer messages, sent to both servers at once
-
-
-class Api:
-    def __init__(self, base, key):
-        self.base, self.headers = base, {"x-api-key": key}
-
-    def call(self, method, path, body=None, status=200):
-        response = requests.request(
-            method, self.base + path, json=body, headers=self.headers, timeout=10
-        )
-        assert response.status_code == status, response.text
-        return response.json()
 
 
 def documented_commands():
@@ -153,7 +142,7 @@ def test_a_burst_on_two_servers_with_a_worker_killed_loses_nothing(cluster, peer
     hook = {"url": receiver.url, "events": ["message.received"]}
     a.call("POST", "/v1/webhooks", hook, 201)
     whatsapp = {"name": "WhatsApp", "type": "whatsapp", "settings": WA_SETTINGS}
-    channel_id = a.call("POST", "/v1/channels", whatsapp, 201)["data"]["id"]
+    channel_id = a.call("POST", "/v1/channels", whatsapp, 201)["id"]
     with ThreadPoolExecutor(8) as pool:
         statuses = list(
             pool.map(lambda n: customer_writes((a, b)[n % 2], channel_id, n), range(BURST // 2))
@@ -166,9 +155,9 @@ def test_a_burst_on_two_servers_with_a_worker_killed_loses_nothing(cluster, peer
             )
         )
     assert statuses == [200] * BURST
-    [conversation] = a.call("GET", "/v1/conversations")["data"]
+    [conversation] = a.call("GET", "/v1/conversations")
     path = f"/v1/conversations/{conversation['id']}/messages?limit=100&page="
-    pages = [a.call("GET", f"{path}{page}") for page in (1, 2)]
+    pages = [a.answer("GET", f"{path}{page}") for page in (1, 2)]
     assert pages[0]["pagination"]["total"] == BURST  # every message stored, once
     listed = {message["id"] for page in pages for message in page["data"]}
     assert len(listed) == BURST  # and the pages list each once

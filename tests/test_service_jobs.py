@@ -32,11 +32,15 @@ class Api:
         self.base, self.headers = base, {"x-api-key": key}
 
     def call(self, method, path, body=None, status=200):
+        return self.answer(method, path, body, status)["data"]
+
+    def answer(self, method, path, body=None, status=200):
+        """The whole answer: its data and, for a list, its pagination."""
         response = requests.request(
             method, self.base + path, json=body, headers=self.headers, timeout=10
         )
         assert response.status_code == status, response.text
-        return response.json()["data"]
+        return response.json()
 
 
 def wait_for(found, what, seconds=30):

@@ -24,8 +24,7 @@ from inbox_served import (
     call,
     customer_writes,
     person_link,
-    served,
-    shop,
+    served_shop,
     wait_for,
 )
 from page_waits import settled
@@ -36,8 +35,8 @@ ATTACK = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
 
 @pytest.fixture
 def service(tmp_path):
-    with served(tmp_path) as (base, api, environ, graph):
-        yield {"base": base, "api": api, "environ": environ, "channel": shop(base, api)}
+    with served_shop(tmp_path) as started:
+        yield started
 
 
 def chromium(width=1280, height=800):

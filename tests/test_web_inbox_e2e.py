@@ -22,6 +22,7 @@ from inbox_served import (
     customer_writes,
     person_link,
     served,
+    served_shop,
     shop,
     signed_in,
     visitor_writes,
@@ -44,9 +45,8 @@ IDLE = 6  # seconds: long enough to open a page, short enough to wait out
 
 @pytest.fixture
 def service(tmp_path):
-    with served(tmp_path) as (base, api, environ, graph):
-        yield {"base": base, "api": api, "environ": environ, "graph": graph,
-               "channel": shop(base, api)}  # fmt: skip
+    with served_shop(tmp_path) as started:
+        yield started
 
 
 @pytest.fixture

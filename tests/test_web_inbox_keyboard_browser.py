@@ -10,7 +10,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-from inbox_served import PASSWORD, call, customer_writes, person_link, served, shop, signed_in
+from inbox_served import PASSWORD, call, customer_writes, person_link, served_shop, signed_in
 from inbox_served import wait_for as waited
 from test_web_inbox_browser import chromium, no_csp_violations, rows
 from test_web_inbox_e2e import sent_texts
@@ -33,9 +33,8 @@ return {tag: el.tagName.toLowerCase(), id: el.id, text: el.textContent.trim(),
 
 @pytest.fixture
 def service(tmp_path):
-    with served(tmp_path) as (base, api, environ, graph):
-        yield {"base": base, "api": api, "environ": environ, "graph": graph,
-               "channel": shop(base, api)}  # fmt: skip
+    with served_shop(tmp_path) as started:
+        yield started
 
 
 @pytest.fixture
