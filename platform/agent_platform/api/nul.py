@@ -18,24 +18,20 @@ def refuse_nul(req):
     """Refuse a query parameter, form field, uploaded file's name or JSON
     value (or key) holding NUL."""
     if "%00" in req.environ.get("QUERY_STRING", ""):
-        _check_pairs(req.args)
+        _check_pairs(req.args.items(multi=True))
     if req.is_json and b"\\u0000" in req.get_data(cache=True):
         _check_json(req.get_json(silent=True), "")
     elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        _check_pairs(req.form)
-        _check_file_names(req.files)
+        _check_pairs(req.form.items(multi=True))
+        files = req.files.items(multi=True)
+        _check_pairs((name, upload.filename or "") for name, upload in files)
 
 
 def _check_pairs(pairs):
-    for name, value in pairs.items(multi=True):
-        if "\x00" in name or "\x00" in value:
-            raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
-
-
-def _check_file_names(files):
-    for name, upload in files.items(multi=True):
-        if "\x00" in name or "\x00" in (upload.filename or ""):
-            raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
+    """(name, text) pairs: query parameters, form fields, file fields and their files' names."""
+    for name, text in pairs:
+        if "\x00" in name or "\x00" in text:
+            raise ValidationError(_shown(name), PROBLEM)
 
 
 def _check_json(value, path):
@@ -45,8 +41,13 @@ def _check_json(value, path):
         for key, item in value.items():
             name = f"{path}.{key}" if path else key
             if "\x00" in key:
-                raise ValidationError(name.replace("\x00", "\\u0000"), PROBLEM)
+                raise ValidationError(_shown(name), PROBLEM)
             _check_json(item, name)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _check_json(item, f"{path}[{index}]")
+
+
+def _shown(name):
+    """A field's name as the error can show it: its NUL escaped."""
+    return name.replace("\x00", "\\u0000")
