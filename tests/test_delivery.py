@@ -596,6 +596,77 @@ def test_deactivated_while_sending_the_job_stops_at_the_attempt_in_flight(
     ]
 
 
+def _statuses_while(app, receiver, request_number, run):
+    """The deliveries' statuses while the receiver holds its request
+    `request_number` (1-based), and what `run` returned (in a thread)."""
+    import threading
+
+    seen, made = {}, []
+
+    def job():
+        with app.app_context():
+            made.append(run())
+
+    worker = threading.Thread(target=job)
+    worker.start()
+    try:
+        for _ in range(500):
+            if len(receiver.requests) >= request_number:
+                with app.app_context():
+                    seen.update(Counter(row.status for row in Delivery.select()))
+                break
+            threading.Event().wait(0.01)
+    finally:
+        worker.join()
+    return seen, made
+
+
+def test_successes_are_recorded_ten_at_a_time(app, caller, hook, receiver, monkeypatch):
+    monkeypatch.setattr(delivery, "RECORD_WITHIN", 60)  # the count alone decides
+    receiver.reply(*[Reply(200)] * 11, Reply(200, delay=0.5))
+    for _ in range(15):
+        raise_event(caller.workspace_id, now=T0)
+    seen, made = _statuses_while(app, receiver, 12, lambda: delivery.deliver_due(now=T0))
+    # The 12th in flight: the first ten recorded together, the 11th still waits.
+    assert seen == {"succeeded": 10, "pending": 5}
+    assert made == [15]
+    rows = deliveries_of(hook["id"])
+    assert [(row.status, row.attempt_count) for row in rows] == [("succeeded", 1)] * 15
+    assert DeliveryAttempt.select().count() == 15
+    assert Webhook.get_by_id(hook["id"]).last_success_at == T0
+
+
+def test_a_success_waits_at_most_a_quarter_second(app, caller, hook, receiver, monkeypatch):
+    monkeypatch.setattr(delivery, "RECORD_WITHIN", 0.1)
+    receiver.reply(*[Reply(200, delay=0.2)] * 3)
+    for _ in range(3):
+        raise_event(caller.workspace_id, now=T0)
+    seen, made = _statuses_while(app, receiver, 3, lambda: delivery.deliver_due(now=T0))
+    # The second answer came past the bound: both recorded before the third send.
+    assert seen == {"succeeded": 2, "pending": 1}
+    assert made == [3]
+
+
+def test_successes_sent_but_not_recorded_are_sent_again(app, caller, hook, receiver, monkeypatch):
+    def storage_fails(answered, settings):
+        raise OSError("disk full")
+
+    for _ in range(3):
+        raise_event(caller.workspace_id, now=T0)
+    monkeypatch.setattr(delivery, "record_successes", storage_fails)
+    assert delivery.deliver_due(now=T0) == 0  # the lane failed: its lease will expire
+    assert len(receiver.requests) == 3
+    assert {row.status for row in deliveries_of(hook["id"])} == {"pending"}
+    monkeypatch.undo()
+    settings = delivery_settings.current_settings()
+    assert delivery.deliver_due(now=at(settings.lease_seconds - 1)) == 0  # still leased
+    assert delivery.deliver_due(now=at(settings.lease_seconds + 1)) == 3
+    assert [envelope_of(r)["event_id"] for r in receiver.requests[3:]] == [
+        envelope_of(r)["event_id"] for r in receiver.requests[:3]
+    ]
+    assert {row.status for row in deliveries_of(hook["id"])} == {"succeeded"}
+
+
 def test_a_send_in_flight_when_deactivated_loses_its_delivery(caller, hook, receiver):
     from agent_platform.services import webhooks
 

@@ -122,6 +122,14 @@ def renew(claimed, now, settings):
     return time.monotonic() + settings.lease_seconds
 
 
+def still_held(item):
+    """Whether `item` is still pending under its claim: not cancelled (its
+    webhook deactivated or deleted meanwhile), nor claimed by another
+    process after its lease expired."""
+    row = _sql("SELECT status, claim_token FROM delivery WHERE id = ?", (item.id,)).fetchone()
+    return row is not None and tuple(row) == ("pending", item.claim_token)
+
+
 def release(claimed):
     """Give back claimed deliveries that will not be sent now."""
     if not claimed:
