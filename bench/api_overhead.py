@@ -23,16 +23,28 @@ The custom fields do not change during the run, so after the first request
 the page is served from memory (models/pagination.py); a page rendered anew
 costs about 1.35 M instructions in process against 0.80 M when kept (README).
 
+The service runs on a SQLite file by default. With --postgresql it runs on
+an empty database of a throwaway PostgreSQL server (Debian's package, in a
+temporary directory, with its durable defaults: bench/loadgen.py's
+throwaway_postgresql), through AGENT_PLATFORM_DATABASE_URL; the 1,000 fields
+are seeded there. The bare app uses no database either way. The service's CPU
+then leaves out the database's work, so PostgreSQL's CPU per request (its
+postmaster and the backends under it) is reported beside it, and the ratio by
+CPU is given with and without it. psycopg is needed (the `postgresql` extra).
+
 Targets: GET /v1/me >= 60% of bare; GET /v1/custom-fields?limit=20 (1,000 fields)
 >= 40% of bare; p99 < 25 ms at 16 connections; memory < 100 MB.
 
     .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--pace-ms 40]
+        [--postgresql]
 """
 
 import argparse
+import sqlite3
 import statistics
 import sys
 import threading
+from contextlib import contextmanager
 
 import requests
 from loadgen import (
@@ -43,10 +55,24 @@ from loadgen import (
     cpu_seconds,
     free_port,
     resident_mb,
+    throwaway_postgresql,
     wrk,
 )
 
 sys.path.insert(0, str(ROOT / "platform"))
+
+
+@contextmanager
+def database(postgresql):
+    """The engine the service runs on: (its name, the service's settings for
+    it, the PID whose CPU is the database's own, None where it runs in the
+    service's processes)."""
+    if not postgresql:
+        yield f"SQLite {sqlite3.sqlite_version}", {}, None
+        return
+    with throwaway_postgresql() as server:
+        settings = {"AGENT_PLATFORM_DATABASE_URL": server.url()}
+        yield f"PostgreSQL {server.version()}", settings, server.postmaster_pid()
 
 
 def seed_fields(service, count):
@@ -54,7 +80,9 @@ def seed_fields(service, count):
     from agent_platform import create_app
     from agent_platform.models import ApiKey, CustomField
 
-    app = create_app({"DATABASE_PATH": service.database, "LOG_LEVEL": "WARNING"})
+    url = service.env.get("AGENT_PLATFORM_DATABASE_URL")
+    where = {"DATABASE_URL": url} if url else {"DATABASE_PATH": service.database}
+    app = create_app({**where, "LOG_LEVEL": "WARNING"})
     with app.app_context():
         workspace_id = ApiKey.get().workspace_id
         rows = [
@@ -65,9 +93,15 @@ def seed_fields(service, count):
 
 
 class Target:
-    def __init__(self, label, url, headers, pid):
+    def __init__(self, label, url, headers, pid, database_pid=None):
         self.label, self.url, self.headers, self.pid = label, url, headers, pid
+        self.database_pid = database_pid  # PostgreSQL's postmaster, if it runs on one
         self.runs = []
+
+    def cpu(self):
+        """CPU seconds used so far by the server, and by PostgreSQL (0 without)."""
+        database = cpu_seconds(self.database_pid) if self.database_pid else 0.0
+        return cpu_seconds(self.pid), database
 
     def measure(self, seconds, script=None, pace_ms=40):
         peak = {"rss": 0.0, "pss": 0.0}
@@ -80,11 +114,14 @@ class Target:
 
         sampler = threading.Thread(target=sample)
         sampler.start()
-        cpu_before = cpu_seconds(self.pid)
+        before = self.cpu()
         result = wrk(
             self.url, seconds=seconds, headers=self.headers, script=script, pace_ms=pace_ms
         )
-        result["cpu_ms"] = (cpu_seconds(self.pid) - cpu_before) / result["requests"] * 1000
+        server, database = (after - first for after, first in zip(self.cpu(), before, strict=True))
+        result["cpu_ms"] = server / result["requests"] * 1000
+        if self.database_pid:
+            result["database_cpu_ms"] = database / result["requests"] * 1000
         done.set()
         sampler.join()
         result.update(rss_mb=peak["rss"], pss_mb=peak["pss"])
@@ -99,9 +136,15 @@ class Target:
 def line(result):
     return (
         f"{result['rps']:>7.0f} req/s  p50 {result['p50_ms']:6.2f} ms  "
-        f"p99 {result['p99_ms']:6.2f} ms  CPU {result['cpu_ms']:.2f} ms/req  "
+        f"p99 {result['p99_ms']:6.2f} ms  CPU {result['cpu_ms']:.2f} ms/req"
+        f"{database_cpu(result.get('database_cpu_ms'))}  "
         f"non-2xx {result['errors']}  RSS {result['rss_mb']:.0f} MB  PSS {result['pss_mb']:.0f} MB"
     )
+
+
+def database_cpu(ms):
+    """PostgreSQL's CPU per request, beside the server's; nothing on SQLite."""
+    return "" if ms is None else f" + PostgreSQL {ms:.2f} ms/req"
 
 
 def main():
@@ -109,11 +152,19 @@ def main():
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pace-ms", type=int, default=40, help="pause per connection, paced runs")
+    parser.add_argument(
+        "--postgresql", action="store_true", help="the service on a throwaway PostgreSQL server"
+    )
     args = parser.parse_args()
+    with database(args.postgresql) as (engine, settings, database_pid):
+        run(args, engine, settings, database_pid)
 
+
+def run(args, engine, settings, database_pid):
     # The rate limit (100/min) would turn the load into 429s; lift it, the
     # limiter still does its full work on every request.
-    service = Service({"AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000"}).start()
+    limits = {"AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000"}
+    service = Service({**limits, **settings}).start()
     bare_port = free_port()
     bare = bare_flask("bare_app:app", bare_port)
     try:
@@ -126,11 +177,16 @@ def main():
         pid = service.process.pid
         targets = [
             Target("bare Flask endpoint", f"http://127.0.0.1:{bare_port}/", {}, bare.pid),
-            Target("GET /v1/me", service.base + "/v1/me", headers, pid),
-            Target("GET /v1/custom-fields?limit=20", check.url, headers, pid),
+            Target("GET /v1/me", service.base + "/v1/me", headers, pid, database_pid),
+            Target("GET /v1/custom-fields?limit=20", check.url, headers, pid, database_pid),
         ]
-        paced = [Target(f"{t.label} (paced)", t.url, t.headers, t.pid) for t in targets]
-        print(f"wrk, 16 connections, {args.seconds} s per run, loopback, one gevent worker\n")
+        paced = [
+            Target(f"{t.label} (paced)", t.url, t.headers, t.pid, t.database_pid) for t in targets
+        ]
+        print(
+            f"wrk, 16 connections, {args.seconds} s per run, loopback, one gevent worker, "
+            f"the service on {engine}\n"
+        )
         for number in range(1, args.rounds + 1):
             print(f"round {number}")
             for target in targets:
@@ -156,7 +212,7 @@ def report(targets, paced):
         print(
             f"  {target.label:<34} {target.median('rps'):>7.0f} req/s  "
             f"p50 {target.median('p50_ms'):6.2f} ms  p99 {target.median('p99_ms'):6.2f} ms  "
-            f"CPU {target.median('cpu_ms'):.2f} ms/req"
+            f"CPU {target.median('cpu_ms'):.2f} ms/req{database_cpu(median_database_cpu(target))}"
         )
     for target, goal in ((me, 0.60), (fields, 0.40)):
         by_rps = target.median("rps") / bare.median("rps")
@@ -165,6 +221,10 @@ def report(targets, paced):
             f"{target.label:<34} {by_rps:6.1%} of bare by req/s, {by_cpu:6.1%} by CPU per "
             f"request (target >= {goal:.0%})"
         )
+        if target.database_pid:
+            with_database = target.median("cpu_ms") + median_database_cpu(target)
+            print(f"{'':<34} {bare.median('cpu_ms') / with_database:6.1%} by CPU per request "
+                  "counting PostgreSQL's")  # fmt: skip
     print(f"Paced, medians of {len(paced[0].runs)} rounds:")
     for target in paced:
         highest = max(run["p99_ms"] for run in target.runs)
@@ -178,7 +238,13 @@ def report(targets, paced):
     print(
         f"service memory peak: RSS {max(r['rss_mb'] for r in runs):.0f} MB, "
         f"PSS {max(r['pss_mb'] for r in runs):.0f} MB (target < 100 MB)"
+        + (", PostgreSQL's not counted" if me.database_pid else "")
     )
+
+
+def median_database_cpu(target):
+    """PostgreSQL's CPU ms per request, median of the rounds; None on SQLite."""
+    return target.median("database_cpu_ms") if target.database_pid else None
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -129,6 +130,23 @@ class Service:
     def cleanup(self):
         self.stop()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextmanager
+def throwaway_postgresql():
+    """A PostgreSQL server of Debian's package in a temporary directory (the
+    tests' tests/pg_server.py), stopped and removed on leaving. It keeps
+    PostgreSQL's durable defaults (fsync and synchronous_commit on), as a
+    deployment's server does: a measure, not a test."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    from pg_server import PostgresServer
+
+    server = PostgresServer().start(durable=True)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def bare_flask(app, port, extra_env=None):

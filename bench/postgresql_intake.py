@@ -32,11 +32,8 @@ from functools import partial
 from pathlib import Path
 
 import psycopg
-from loadgen import Service, cpu_seconds
+from loadgen import Service, cpu_seconds, throwaway_postgresql
 from whatsapp_inbound import CUSTOMERS, LUA, create_channel, load, stored, warm_up, write_bodies
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from pg_server import PostgresServer  # noqa: E402  (the tests' throwaway server)
 
 CONNECTIONS = 16
 
@@ -75,10 +72,6 @@ class Servers:
 def stored_on(url):
     with psycopg.connect(url) as connection:
         return connection.execute("SELECT count(*) FROM message").fetchone()[0]
-
-
-def postmaster_pid(server):
-    return int((server.directory / "data" / "postmaster.pid").read_text().split()[0])
 
 
 def medians(rows):
@@ -134,7 +127,7 @@ def measure_postgresql(server, count, args, work, script):
         channel_id = create_channel(servers.services[0])
         urls = [f"{service.base}/inbound/whatsapp/{channel_id}" for service in servers.services]
         warm_up(urls[0], bodies(work, f"W{count}", CUSTOMERS))
-        meter = Meter(server.url(name), servers.pids(), postmaster_pid(server))
+        meter = Meter(server.url(name), servers.pids(), server.postmaster_pid())
         rows = []
         for n in range(args.rounds):
             prefixes = bodies_per_server(work, f"P{count}R{n}", args.bodies, count)
@@ -193,13 +186,13 @@ def main():
         f"wrk, {CONNECTIONS} connections in all, {args.seconds} s rounds, loopback, "
         f"{os.cpu_count()} CPUs shared by the load, the servers and the database\n"
     )
-    server = PostgresServer().start(durable=True)
     try:
-        counts = [int(count) for count in args.servers.split(",")]
-        figures = {count: measure_postgresql(server, count, args, work, script) for count in counts}
-        report(figures, measure_sqlite(args, work, script))
+        with throwaway_postgresql() as server:
+            counts = [int(count) for count in args.servers.split(",")]
+            figures = {count: measure_postgresql(server, count, args, work, script)
+                       for count in counts}  # fmt: skip
+            report(figures, measure_sqlite(args, work, script))
     finally:
-        server.stop()
         subprocess.run(["rm", "-rf", work], check=False)
 
 

@@ -22,8 +22,15 @@
    webhooks keep >= 80% of their delivery rate without it, and their event ->
    first attempt p99 stays under 2 s.
 
+Part 2 also runs on PostgreSQL: `--only latency --postgresql` puts serve
+(`[database] url = ...`) and this script's own events on an empty database of
+a throwaway PostgreSQL server (Debian's package, in a temporary directory,
+with its durable defaults: bench/loadgen.py's throwaway_postgresql). psycopg
+is needed (the `postgresql` extra). The other parts run on SQLite only.
+
     .venv/bin/python bench/webhooks_delivery.py [--events 10000] [--latency-events 300]
         [--only isolation|latency] [--isolation-seconds 20] [--isolation-rate 100]
+    .venv/bin/python bench/webhooks_delivery.py --only latency --postgresql
 """
 
 import argparse
@@ -42,6 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import requests
+from loadgen import throwaway_postgresql
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "platform"))
@@ -88,12 +96,18 @@ class Receiver:
         self.process.wait(timeout=10)
 
 
+def is_url(database):
+    """A PostgreSQL database's URL (--postgresql) rather than a SQLite file's path."""
+    return database.startswith("postgresql://")
+
+
 def bench_app(database, **extra):
+    """The app on `database`, a SQLite file's path or a PostgreSQL URL, migrated."""
     from agent_platform import create_app
     from agent_platform.migrate import apply_migrations
 
     settings = {
-        "DATABASE_PATH": database,
+        ("DATABASE_URL" if is_url(database) else "DATABASE_PATH"): database,
         "LOG_LEVEL": "WARNING",
         "WEBHOOKS_ALLOW_PRIVATE_TARGETS": True,
         "WEBHOOKS_ALLOWED_PORTS": [],
@@ -186,7 +200,8 @@ class Serve:
         self.directory = directory
         self.port = free_port()
         self.config = os.path.join(directory, f"serve-{self.port}.toml")
-        lines = ["[database]", f'path = "{database}"', "[log]", 'level = "WARNING"', "[webhooks]"]
+        where = f"{'url' if is_url(database) else 'path'} = {json.dumps(database)}"
+        lines = ["[database]", where, "[log]", 'level = "WARNING"', "[webhooks]"]
         lines += ["allow_private_targets = true", "allowed_ports = []"]
         lines += [f"{key} = {json.dumps(value)}" for key, value in webhooks.items()]
         # The latency run's contacts come from one key faster than the default limit.
@@ -250,15 +265,20 @@ def parse_time(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=UTC).timestamp()
 
 
-def latency(count, rate, directory):
-    """Event -> first attempt, p50 and p95: (a) raised through the API, (b) by this script."""
+def latency(count, rate, directory, database=None):
+    """Event -> first attempt, p50 and p95: (a) raised through the API, (b) by this
+    script; on `database` (a PostgreSQL URL), else on a SQLite file in `directory`."""
     receiver = Receiver()
-    database = os.path.join(directory, "latency.db")
-    app = bench_app(database)
+    database = database or os.path.join(directory, "latency.db")
+    # serve's key of stored secrets is beside its config file, in `directory`;
+    # this script's app seals the webhook's secret with the same one (the
+    # default, beside the database, is there too on SQLite; PostgreSQL has no file).
+    app = bench_app(database, SECRETS_KEY_FILE=os.path.join(directory, "secrets.key"))
     workspace_id, _ = register_webhook(app, receiver.url)
     api_key = admin_key(app, workspace_id)
-    serve = Serve(directory, database).start()  # default poll: 1 s
+    serve = Serve(directory, database)
     try:
+        serve.start()  # default poll: 1 s
         through_api = _latency_run(receiver, count, rate, lambda n: serve.contact(api_key, n))
         by_script = _latency_run(
             receiver, count, rate, lambda n: raise_events(app, workspace_id, 1)
@@ -266,7 +286,11 @@ def latency(count, rate, directory):
     finally:
         serve.stop()
         receiver.stop()
-    print(f"[2] latency, `agent-platform serve`, poll 1 s, {count} events at {rate}/s each way")
+    engine = "PostgreSQL" if is_url(database) else "SQLite"
+    print(
+        f"[2] latency, `agent-platform serve` on {engine}, poll 1 s, "
+        f"{count} events at {rate}/s each way"
+    )
     _print_latency("a. raised through the API (woken)", through_api, "p50 <= 0.25 s")
     _print_latency("b. raised by another process (poll)", by_script, "p50 <= 1.5 s")
     return through_api["p50"], by_script["p50"]
@@ -457,12 +481,20 @@ def main():
     parser.add_argument("--only", choices=["isolation", "latency"], help="run only that part")
     parser.add_argument("--isolation-seconds", type=float, default=20.0)
     parser.add_argument("--isolation-rate", type=float, default=100.0)
+    parser.add_argument(
+        "--postgresql", action="store_true", help="with --only latency: on a PostgreSQL server"
+    )
     options = parser.parse_args()
+    if options.postgresql and options.only != "latency":
+        parser.error("--postgresql runs part 2 only: give --only latency with it")
     directory = tempfile.mkdtemp(prefix="agent-platform-webhooks-bench-")
     if options.only:
         try:
             if options.only == "isolation":
                 isolation(directory, options.isolation_seconds, options.isolation_rate)
+            elif options.postgresql:
+                with throwaway_postgresql() as server:
+                    latency(options.latency_events, options.rate, directory, server.url())
             else:
                 latency(options.latency_events, options.rate, directory)
         finally:

@@ -66,6 +66,15 @@ class PostgresServer:
     def url(self, name="postgres"):
         return f"postgresql://{SUPERUSER}@127.0.0.1:{self.port}/{name}"
 
+    def version(self):
+        """The server's version, e.g. "15.18" (`postgres --version`)."""
+        command = [str(BIN / "postgres"), "--version"]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.split()[2]
+
+    def postmaster_pid(self):
+        """The server's first process: its backends and helpers run under it."""
+        return int((self.directory / "data" / "postmaster.pid").read_text().split()[0])
+
     def execute(self, sql):
         """Run `sql` outside a transaction (CREATE DATABASE cannot be in one)."""
         import psycopg
