@@ -32,11 +32,19 @@ then leaves out the database's work, so PostgreSQL's CPU per request (its
 postmaster and the backends under it) is reported beside it, and the ratio by
 CPU is given with and without it. psycopg is needed (the `postgresql` extra).
 
-Targets: GET /v1/me >= 60% of bare; GET /v1/custom-fields?limit=20 (1,000 fields)
->= 40% of bare; p99 < 25 ms at 16 connections; memory < 100 MB.
+The rate limit is lifted to 100,000,000 requests per window so that wrk
+meets no 429; the limiter still counts every request. Its window, 60 s as
+configured by default, can be shortened with --rate-window SECONDS: on
+PostgreSQL the shared window is a list of the hits in it, which a lifted
+limit lets grow to every request of the last window (a cost that grows with
+the rate and the window; docs/postgresql.md).
+
+Targets (issue 43): GET /v1/me >= 75% of bare; GET /v1/custom-fields?limit=20
+(1,000 fields) >= 65% of bare; the service's memory (PSS) within 30 MB of the
+bare app's under the same load; p99 < 25 ms at 16 connections, paced.
 
     .venv/bin/python bench/api_overhead.py [--seconds 8] [--rounds 3] [--pace-ms 40]
-        [--postgresql]
+        [--postgresql] [--rate-window SECONDS]
 """
 
 import argparse
@@ -155,6 +163,7 @@ def main():
     parser.add_argument(
         "--postgresql", action="store_true", help="the service on a throwaway PostgreSQL server"
     )
+    parser.add_argument("--rate-window", type=int, default=60, help="the rate limit's window, s")
     args = parser.parse_args()
     with database(args.postgresql) as (engine, settings, database_pid):
         run(args, engine, settings, database_pid)
@@ -163,7 +172,10 @@ def main():
 def run(args, engine, settings, database_pid):
     # The rate limit (100/min) would turn the load into 429s; lift it, the
     # limiter still does its full work on every request.
-    limits = {"AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000"}
+    limits = {
+        "AGENT_PLATFORM_RATE_LIMIT_REQUESTS": "100000000",
+        "AGENT_PLATFORM_RATE_LIMIT_WINDOW_SECONDS": str(args.rate_window),
+    }
     service = Service({**limits, **settings}).start()
     bare_port = free_port()
     bare = bare_flask("bare_app:app", bare_port)
@@ -185,7 +197,7 @@ def run(args, engine, settings, database_pid):
         ]
         print(
             f"wrk, 16 connections, {args.seconds} s per run, loopback, one gevent worker, "
-            f"the service on {engine}\n"
+            f"the service on {engine}, rate limit window {args.rate_window} s\n"
         )
         for number in range(1, args.rounds + 1):
             print(f"round {number}")
@@ -214,7 +226,7 @@ def report(targets, paced):
             f"p50 {target.median('p50_ms'):6.2f} ms  p99 {target.median('p99_ms'):6.2f} ms  "
             f"CPU {target.median('cpu_ms'):.2f} ms/req{database_cpu(median_database_cpu(target))}"
         )
-    for target, goal in ((me, 0.60), (fields, 0.40)):
+    for target, goal in ((me, 0.75), (fields, 0.65)):
         by_rps = target.median("rps") / bare.median("rps")
         by_cpu = bare.median("cpu_ms") / target.median("cpu_ms")
         print(
@@ -235,9 +247,11 @@ def report(targets, paced):
     worst = max(target.median("p99_ms") for target in paced[1:])
     print(f"worst p99 paced (service)          {worst:6.2f} ms (target < 25 ms)")
     runs = [run for target in (me, fields, *paced[1:]) for run in target.runs]
+    bare_pss = max(run["pss_mb"] for run in (*bare.runs, *paced[0].runs))
     print(
         f"service memory peak: RSS {max(r['rss_mb'] for r in runs):.0f} MB, "
-        f"PSS {max(r['pss_mb'] for r in runs):.0f} MB (target < 100 MB)"
+        f"PSS {max(r['pss_mb'] for r in runs):.0f} MB (bare {bare_pss:.0f} MB; "
+        f"target <= {bare_pss + 30:.0f} MB)"
         + (", PostgreSQL's not counted" if me.database_pid else "")
     )
 
