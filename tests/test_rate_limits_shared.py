@@ -8,7 +8,7 @@ import time
 
 from agent_platform import create_app
 from agent_platform.db import database
-from agent_platform.models.rate_limits import RateLimitWindow, prune_windows
+from agent_platform.models.rate_limits import SLICES, RateLimitWindow, prune_windows
 from agent_platform.services.rate_limits import (
     SharedWindowLimiter,
     SlidingWindowLimiter,
@@ -64,6 +64,30 @@ def test_a_window_many_of_whose_hits_have_left_counts_the_rest(app):
     time.sleep(1.1)  # the twelve have left, the three have not
     decision = shared.hit("key")
     assert (decision.allowed, decision.remaining) == (True, 16)
+
+
+def test_a_busy_window_holds_slices_not_every_hit(app):
+    # A hit costs the same at any rate: the row no longer lists every hit.
+    shared = SharedWindowLimiter("test.busy", 1_000_000, 60)
+    for _ in range(2000):
+        decision = shared.hit("key")
+    assert decision.allowed and decision.remaining == 1_000_000 - 2000
+    (row,) = RateLimitWindow.select()
+    assert 1 <= len(row.hits.split()) <= SLICES + 1
+
+
+def test_a_slice_leaves_the_window_with_its_last_hit(app):
+    now = [6400.3125]  # slices of 60/64 s: [6400.3125, 6401.25) is one
+    shared = SharedWindowLimiter("test.strict", 2, 60, clock=lambda: now[0])
+    assert shared.hit("key").allowed
+    now[0] = 6400.8
+    assert shared.hit("key").allowed
+    now[0] = 6460.5  # the first hit has left the window, not the second
+    refused = shared.hit("key")
+    assert (refused.allowed, refused.retry_after) == (False, 1)  # strict: within a slice
+    assert refused.reset_at == 6461  # when the slice leaves, room is made
+    now[0] = 6460.81
+    assert shared.hit("key").allowed
 
 
 def test_idle_windows_are_pruned_and_live_ones_kept(app):

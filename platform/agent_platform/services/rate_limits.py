@@ -1,6 +1,7 @@
-"""Exact sliding-window rate limiting: in this process's memory (one
-process serving a SQLite file), or in the database (several processes on
-PostgreSQL, which must all count every request).
+"""Sliding-window rate limiting: in this process's memory (one process
+serving a SQLite file), exact; or in the database (several processes on
+PostgreSQL, which must all count every request), in slices of the window
+(models/rate_limits.py): never more than the limit in any window either.
 
 In memory, each key keeps the timestamps of its requests inside the window (at most
 `limit` of them), so the count is exact rather than an approximation over
@@ -88,7 +89,7 @@ def _decided(allowed, limit, counted, oldest, window, now):
 
 
 class SharedWindowLimiter:
-    """The same exact window, counted in the database for every process
+    """The same window, counted in the database for every process
     (models/rate_limits.py). Rows of idle keys are pruned by a job, so a
     caller who makes up keys (addresses) fills nothing for longer than the
     window.
