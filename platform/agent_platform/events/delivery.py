@@ -157,47 +157,72 @@ def _send_group(claimed, now, settings, config):
     says whether it is still ours (what their records would have told: the
     webhook deactivated, a lease lost) before it is sent. A failure is
     recorded at once, after the successes before it."""
-    lease_ends = time.monotonic() + settings.lease_seconds
-    sent, answered = 0, _Answered(settings)
+    lane = _Lane(claimed, now, settings, config)
     try:
-        webhook = Webhook.get_or_none(Webhook.id == claimed[0].webhook_id)
         for index, item in enumerate(claimed):
-            stop = webhook is None or not webhook.is_active or scheduler.stopping()
-            if stop or (answered and not still_held(item)):
+            if not lane.may_send(item, claimed[index:]):
                 release(claimed[index:])
                 break
-            if time.monotonic() + settings.timeout + 1 >= lease_ends:
-                if not answered.record():  # their leases are not renewed
-                    release(claimed[index:])
-                    break
-                lease_ends = renew(claimed[index:], now, settings)
-            attempt_time = now or utcnow()
-            outcome = send_signed(
-                webhook, item.event_id, item.body.encode(), attempt_time, settings
-            )
-            sent += 1
-            if outcome.success and answered.add(item, outcome, attempt_time):
-                continue  # recorded later, with the next ones
-            if not answered.record():
+            if not lane.send(item):
                 release(claimed[index + 1 :])
                 break
-            if outcome.success:
-                continue
-            alert, owned = record_attempt(item, outcome, attempt_time, settings)
-            if alert:
-                alerts.webhook_failing(config, alert)
-            if not owned or not item.failing:
-                # Cancelled, or taken over after the lease expired; or failing
-                # now: the rest goes to the failing lane at the next claim,
-                # and this lane's slot to a webhook that answers.
-                release(claimed[index + 1 :])
-                break
-            # The failure policy may have deactivated it.
-            webhook = Webhook.get_or_none(Webhook.id == item.webhook_id)
-        return sent
+        return lane.sent
     finally:
+        lane.end()
+
+
+class _Lane:
+    """One webhook's claimed deliveries being sent, and what is known of them."""
+
+    def __init__(self, claimed, now, settings, config):
+        self.now, self.settings, self.config = now, settings, config
+        self.lease_ends = time.monotonic() + settings.lease_seconds
+        self.sent, self.answered = 0, _Answered(settings)
+        self.webhook = Webhook.get_or_none(Webhook.id == claimed[0].webhook_id)
+
+    def may_send(self, item, rest):
+        """Whether `item` may be sent now, the lease of `rest` renewed if it
+        would not last a send's timeout."""
+        webhook, answered = self.webhook, self.answered
+        if webhook is None or not webhook.is_active or scheduler.stopping():
+            return False
+        if answered and not still_held(item):
+            return False
+        if time.monotonic() + self.settings.timeout + 1 < self.lease_ends:
+            return True
+        if not answered.record():  # their leases are not renewed
+            return False
+        self.lease_ends = renew(rest, self.now, self.settings)
+        return True
+
+    def send(self, item):
+        """Send `item` and settle its attempt; whether to go on with the rest."""
+        attempt_time = self.now or utcnow()
+        body = item.body.encode()
+        outcome = send_signed(self.webhook, item.event_id, body, attempt_time, self.settings)
+        self.sent += 1
+        if outcome.success and self.answered.add(item, outcome, attempt_time):
+            return True  # recorded later, with the next ones
+        if not self.answered.record():
+            return False  # cancelled, or taken over after the lease expired
+        return outcome.success or self._failed(item, outcome, attempt_time)
+
+    def _failed(self, item, outcome, attempt_time):
+        alert, owned = record_attempt(item, outcome, attempt_time, self.settings)
+        if alert:
+            alerts.webhook_failing(self.config, alert)
+        if not owned or not item.failing:
+            # Cancelled or taken over; or failing now: the rest goes to the
+            # failing lane at the next claim, and this lane's slot to a
+            # webhook that answers.
+            return False
+        # The failure policy may have deactivated it.
+        self.webhook = Webhook.get_or_none(Webhook.id == item.webhook_id)
+        return True
+
+    def end(self):
         try:
-            answered.record()
+            self.answered.record()
         finally:
             database.close()  # this pool thread's connection
 
