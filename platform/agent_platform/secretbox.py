@@ -13,11 +13,11 @@ A stored value without the prefix is plain text written before encryption
 existed; the start-up step (services/secrets.py) encrypts it.
 """
 
+import base64
+import binascii
 import os
 import threading
 from pathlib import Path
-
-from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from .config import ConfigError, config_file, resolve_path
 from .private import make_dirs, open_new
@@ -42,21 +42,36 @@ def default_key_file(config_file, database_path):
 
 
 def new_key():
-    return Fernet.generate_key().decode("ascii")
+    """A new key, as Fernet makes one: 32 random bytes, url-safe base64."""
+    return base64.urlsafe_b64encode(os.urandom(32)).decode("ascii")
+
+
+def _is_key(text):
+    """Whether Fernet takes `text` as a key (32 bytes once decoded)."""
+    try:
+        return len(base64.urlsafe_b64decode(text)) == 32
+    except (binascii.Error, ValueError):
+        return False
+
+
+def _multi_fernet(keys):
+    # cryptography (about 4 MB in memory) is loaded with the first secret
+    # sealed or opened: gunicorn's master, and a worker that never touches
+    # a stored secret, do without it.
+    from cryptography.fernet import Fernet, MultiFernet
+
+    return MultiFernet([Fernet(key) for key in keys])
 
 
 def parse_keys(text, origin):
     """The keys of `text` (one per line or comma-separated), each checked."""
     raw = [part.strip() for part in text.replace(",", "\n").splitlines()]
     keys = [part for part in raw if part and not part.startswith("#")]
-    try:
-        for key in keys:
-            Fernet(key)
-    except ValueError as error:
+    if not all(_is_key(key) for key in keys):
         raise SecretsError(
             f"{origin} does not hold a valid key (32 url-safe base64-encoded bytes, "
             "as `agent-platform secrets generate-key` prints)"
-        ) from error
+        )
     return keys
 
 
@@ -182,12 +197,14 @@ class KeyRing:
         return True
 
     def _load(self):
-        keys = list(dict.fromkeys(self.source.load()))  # in order, once each
-        return keys, MultiFernet([Fernet(key) for key in keys]) if keys else None
+        """The keys, in order, once each; their Fernet is made when first needed."""
+        return list(dict.fromkeys(self.source.load())), None
 
     def _ready(self):
-        if self.fernet is None:
+        if not self.keys:
             raise SecretsError(f"no key to encrypt or decrypt secrets: {self.source.describe()}")
+        if self.fernet is None:
+            self.fernet = _multi_fernet(self.keys)
         return self.fernet
 
     def seal(self, text):
@@ -208,8 +225,11 @@ class KeyRing:
 
     def _decrypt(self, stored):
         token = stored[len(PREFIX) :].encode("ascii")
+        fernet = self._ready()
+        from cryptography.fernet import InvalidToken  # loaded by _ready
+
         try:
-            return self._ready().decrypt(token).decode()
+            return fernet.decrypt(token).decode()
         except InvalidToken:
             if self.refresh():
                 return self._decrypt(stored)
