@@ -14,7 +14,6 @@ existed; the start-up step (services/secrets.py) encrypts it.
 """
 
 import base64
-import binascii
 import os
 import threading
 from pathlib import Path
@@ -50,7 +49,7 @@ def _is_key(text):
     """Whether Fernet takes `text` as a key (32 bytes once decoded)."""
     try:
         return len(base64.urlsafe_b64decode(text)) == 32
-    except (binascii.Error, ValueError):
+    except ValueError:  # binascii.Error, bad padding or characters, is one
         return False
 
 

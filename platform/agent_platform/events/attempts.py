@@ -140,7 +140,10 @@ def record_attempt(claimed, outcome, now, settings):
     attempt is still logged.
     """
     with transaction():
-        return _record(claimed, outcome, now, settings)
+        alert, owned = _record(claimed, outcome, now, settings)
+        if owned and outcome.success:
+            _mark_answering(claimed.webhook_id, now)
+    return alert, owned
 
 
 def record_successes(answered, settings):
@@ -148,17 +151,21 @@ def record_successes(answered, settings):
     successes, in one transaction (its commit was half of one's cost);
     returns whether every one was still ours."""
     with transaction():
-        owned = [_record(*success, settings, webhook_too=False)[1] for success in answered]
+        owned = [_record(*success, settings)[1] for success in answered]
         if any(owned):
             last, _, stamp = answered[-1]
-            database.execute_sql(_WEBHOOK_SUCCEEDED, (str(stamp), last.webhook_id))
+            _mark_answering(last.webhook_id, stamp)  # once for them all
     return all(owned)
 
 
-def _record(claimed, outcome, now, settings, webhook_too=True):
-    """record_attempt's work, in the caller's transaction; a success marks
-    the webhook answering unless not `webhook_too` (the caller does, once).
-    Plain SQL: this runs once per attempt."""
+def _mark_answering(webhook_id, now):
+    database.execute_sql(_WEBHOOK_SUCCEEDED, (str(now), webhook_id))
+
+
+def _record(claimed, outcome, now, settings):
+    """The attempt stored and the delivery moved on, in the caller's
+    transaction: (alert or None, still ours). Plain SQL: this runs once per
+    attempt."""
     stamp = str(now)
     row = database.execute_sql(
         "SELECT attempt_count, round_start, status, claim_token FROM delivery WHERE id = ?",
@@ -189,8 +196,6 @@ def _record(claimed, outcome, now, settings, webhook_too=True):
         return None, False
     if outcome.success:
         database.execute_sql(_SUCCEEDED, (number, stamp, stamp, claimed.id))
-        if webhook_too:
-            database.execute_sql(_WEBHOOK_SUCCEEDED, (stamp, claimed.webhook_id))
         return None, True
     return _failed(claimed, number - round_start, number, outcome, now, settings), True
 

@@ -63,7 +63,7 @@ def counted_hit(limiter, key, limit, window, now=None):
         held = sum(count for _, count, _ in slices)
         allowed = held < limit
         if allowed:
-            slices, held = with_hit(slices, now, window), held + 1
+            slices, held = _with_hit(slices, now, window), held + 1
         store_window(limiter, key, slices, slices[-1][2] + window)
     return allowed, held, slices[0][2], now
 
@@ -71,7 +71,7 @@ def counted_hit(limiter, key, limit, window, now=None):
 SLICES = 64
 
 
-def with_hit(slices, now, window):
+def _with_hit(slices, now, window):
     """`slices` with a hit at `now`: in the newest slice if `now` falls in
     it (or before it: another machine's clock), else in a new one."""
     number = math.floor(now / (window / SLICES))
