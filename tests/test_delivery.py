@@ -858,6 +858,56 @@ def test_attempts_of_one_webhook_follow_event_order(caller, hook, receiver):
     assert len(receiver.requests) == 13
 
 
+def test_a_lane_goes_on_with_its_webhook_past_its_batch(caller, hook, receiver, monkeypatch):
+    claimed_by = Counter()
+
+    def counted(name, claim):
+        def claiming(*args, **kwargs):
+            found = claim(*args, **kwargs)
+            claimed_by[name] += len(found)
+            return found
+
+        return claiming
+
+    monkeypatch.setattr(delivery, "claim_due", counted("job", claims.claim_due))
+    monkeypatch.setattr(delivery, "claim_next", counted("lane", claims.claim_next))
+    events = [raise_event(caller.workspace_id, data={"n": n}, now=T0) for n in range(120)]
+    assert delivery.deliver_due(now=T0) == 120
+    assert [envelope_of(r)["event_id"] for r in receiver.requests] == [e.id for e in events]
+    assert claimed_by == {"job": 50, "lane": 70}  # 20 more in its third batch
+    assert {row.status for row in deliveries_of(hook["id"])} == {"succeeded"}
+
+
+def test_a_lane_gives_its_slot_back_to_the_claim_after_a_poll(
+    app, caller, hook, receiver, monkeypatch
+):
+    app.config["WEBHOOKS_POLL_SECONDS"] = 0.001  # over before the first batch is
+    calls = Counter()
+    monkeypatch.setattr(delivery, "claim_next", lambda *args: calls.update(["lane"]) or [])
+    for n in range(60):
+        raise_event(caller.workspace_id, data={"n": n}, now=T0)
+    assert delivery.deliver_due(now=T0) == 60
+    assert calls["lane"] == 0 and len(receiver.requests) == 60
+
+
+def test_a_lane_claims_nothing_its_webhook_has_in_flight_elsewhere(caller, hook, receiver):
+    for n in range(60):
+        raise_event(caller.workspace_id, data={"n": n}, now=T0)
+    first = claims.claim_due(now=T0)  # another process sends the first 50
+    assert claims.claim_next(hook["id"], False, now=T0) == []
+    claims.release(first)
+    nexts = claims.claim_next(hook["id"], False, now=T0)
+    assert [item.id for item in nexts] == [row.id for row in deliveries_of(hook["id"])][:50]
+    assert claims.claim_next(hook["id"], False, now=T0) == []  # in flight: its own, now
+    assert claims.claim_next(hook["id"], False, now=at(61)) != []  # its lease expired
+
+
+def test_a_lane_claims_nothing_for_a_deactivated_webhook(caller, hook, receiver):
+    raise_event(caller.workspace_id, now=T0)
+    Webhook.update(is_active=False).where(Webhook.id == hook["id"]).execute()
+    assert claims.claim_next(hook["id"], False, now=T0) == []
+
+
 def test_webhooks_are_served_in_parallel_but_each_in_order(caller, receiver):
     second = Receiver()
     try:

@@ -117,21 +117,27 @@ def _serve_output(environ, port):
     )  # fmt: skip
     try:
         first = process.stdout.readline()
-        _wait_until_served(f"http://127.0.0.1:{port}")
+        _wait_until_served(f"http://127.0.0.1:{port}", process)
     finally:
         process.send_signal(signal.SIGTERM)
         rest = process.communicate(timeout=20)[0]
     return first + rest
 
 
-def _wait_until_served(base):
-    deadline = time.monotonic() + 20
+def _wait_until_served(base, process):
+    """Until `process` answers at `base`; said, not passed over, when it
+    stops or does not answer: its output, read after a silent deadline, was
+    cut short and hid why (once, with another suite running beside)."""
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
+        assert process.poll() is None, f"serve stopped with status {process.returncode}"
         try:
             requests.get(base + "/v1/health", timeout=1)
-            return
         except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.1)
+            continue
+        return
+    raise AssertionError(f"serve did not answer at {base} within 60 s")
 
 
 def test_no_log_line_holds_a_sign_in_links_token(tmp_path):

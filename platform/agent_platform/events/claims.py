@@ -20,7 +20,11 @@ CANDIDATES = 500
 # are being sent, so a slow receiver never loses it).
 CLAIM_BATCH = 50
 
-_IN_FLIGHT = "SELECT webhook_id FROM delivery WHERE lease_until > ? AND status = 'pending'"
+# Webhooks with deliveries in flight, read through the lease_until index (few
+# rows are leased): SQLite chose the status index, which holds every pending
+# row, and read the whole backlog at each claim; `status || ''` is not in an
+# index, so the planner leaves it to the rows the leases found.
+_IN_FLIGHT = "SELECT webhook_id FROM delivery WHERE lease_until > ? AND status || '' = 'pending'"
 # Due, unleased (or lease expired) deliveries of active webhooks not in flight,
 # in send order. SQLite's (status, next_attempt_at) index holds rowid as its
 # last column, so this reads the index in order without sorting; PostgreSQL's
@@ -33,6 +37,22 @@ WHERE status = 'pending' AND next_attempt_at <= ?
   AND webhook_id NOT IN ({_IN_FLIGHT})
 ORDER BY next_attempt_at, {{order}}
 LIMIT {CANDIDATES}
+"""
+
+
+# One webhook's due deliveries, unleased, while none of its others is in
+# flight (a lease of another process: this one's are recorded by then) and
+# it is active; read in send order from its own index (migration 0028).
+# In flight is asked as the claim does, through the few leased rows: asked
+# of the webhook's own rows, it read its whole backlog.
+_NEXT = f"""
+SELECT id FROM delivery
+WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ?
+  AND (lease_until IS NULL OR lease_until <= ?)
+  AND ? NOT IN ({_IN_FLIGHT})
+  AND EXISTS (SELECT 1 FROM webhook WHERE id = ? AND is_active = 1)
+ORDER BY next_attempt_at, {{order}}
+LIMIT {CLAIM_BATCH}
 """
 
 
@@ -86,19 +106,38 @@ def claim_due(now=None, max_webhooks=None, settings=None, max_failing=None):
                 per_lane[lane] += 1
             per_webhook[webhook_id] += 1
             chosen.append(delivery_id)
-        if not chosen:
-            return []
-        token = new_id()
-        lease_until = str(now + timedelta(seconds=settings.lease_seconds))
-        _sql(
-            f"UPDATE delivery SET lease_until = ?, claim_token = ? WHERE id IN ({_marks(chosen)})",
-            (lease_until, token, *chosen),
-        )
-        rows = _sql(
-            f"SELECT id, webhook_id, event_id, body FROM delivery WHERE id IN ({_marks(chosen)}) "
-            f"ORDER BY next_attempt_at, {_send_order()}",
-            chosen,
-        ).fetchall()
+        return _leased(chosen, now, settings, failing)
+
+
+def claim_next(webhook_id, failing, now=None, settings=None):
+    """Lease the next due deliveries of one webhook (at most CLAIM_BATCH), in
+    send order: a lane that has sent its batch goes on with its webhook.
+    Nothing while another process has some of its deliveries in flight, or
+    once it is deactivated. Its own short write transaction, as claim_due."""
+    settings = settings or current_settings()
+    now = now or utcnow()
+    stamp = str(now)
+    with claiming("webhooks.deliveries"):
+        params = (webhook_id, stamp, stamp, webhook_id, stamp, webhook_id)
+        rows = _sql(_NEXT.format(order=_send_order()), params).fetchall()
+        return _leased([row[0] for row in rows], now, settings, {webhook_id} if failing else ())
+
+
+def _leased(chosen, now, settings, failing):
+    """Lease `chosen` (ids) under one new claim token; them, in send order."""
+    if not chosen:
+        return []
+    token = new_id()
+    lease_until = str(now + timedelta(seconds=settings.lease_seconds))
+    _sql(
+        f"UPDATE delivery SET lease_until = ?, claim_token = ? WHERE id IN ({_marks(chosen)})",
+        (lease_until, token, *chosen),
+    )
+    rows = _sql(
+        f"SELECT id, webhook_id, event_id, body FROM delivery WHERE id IN ({_marks(chosen)}) "
+        f"ORDER BY next_attempt_at, {_send_order()}",
+        chosen,
+    ).fetchall()
     return [Claimed(*row, claim_token=token, failing=row[1] in failing) for row in rows]
 
 

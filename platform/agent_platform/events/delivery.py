@@ -42,7 +42,7 @@ from ..models.base import new_id, utcnow
 from ..models.webhooks import Delivery, Webhook
 from ..services import alerts
 from .attempts import record_attempt, record_successes, render_time, send_signed
-from .claims import claim_due, release, renew, still_held
+from .claims import claim_due, claim_next, release, renew, still_held
 from .delivery_settings import current_settings
 
 log = logging.getLogger("agent_platform.webhooks")
@@ -156,16 +156,20 @@ def _send_group(claimed, now, settings, config):
     recording one. While some are unrecorded, a read of the next one's row
     says whether it is still ours (what their records would have told: the
     webhook deactivated, a lease lost) before it is sent. A failure is
-    recorded at once, after the successes before it."""
-    lane = _Lane(claimed, now, settings, config)
+    recorded at once, after the successes before it.
+
+    A batch sent whole, the lane claims the webhook's next due deliveries
+    itself, for up to a poll: handing back to the job's claim between
+    batches left the receiver waiting about 2 ms each time, 8% of a fast
+    receiver's rate. After the poll the slot goes back to the claim, which
+    picks among every webhook in due order."""
+    lane = _Lane(claimed[0], now, settings, config)
+    keep_until = time.monotonic() + settings.poll
     try:
-        for index, item in enumerate(claimed):
-            if not lane.may_send(item, claimed[index:]):
-                release(claimed[index:])
+        while claimed and lane.send_all(claimed):
+            if time.monotonic() >= keep_until or scheduler.stopping():
                 break
-            if not lane.send(item):
-                release(claimed[index + 1 :])
-                break
+            claimed = lane.next_batch()
         return lane.sent
     finally:
         lane.end()
@@ -174,11 +178,37 @@ def _send_group(claimed, now, settings, config):
 class _Lane:
     """One webhook's claimed deliveries being sent, and what is known of them."""
 
-    def __init__(self, claimed, now, settings, config):
+    def __init__(self, first, now, settings, config):
         self.now, self.settings, self.config = now, settings, config
-        self.lease_ends = time.monotonic() + settings.lease_seconds
+        self.webhook_id, self.failing = first.webhook_id, first.failing
         self.sent, self.answered = 0, _Answered(settings)
-        self.webhook = Webhook.get_or_none(Webhook.id == claimed[0].webhook_id)
+        self._start_batch()
+
+    def _start_batch(self):
+        self.lease_ends = time.monotonic() + self.settings.lease_seconds
+        self.webhook = Webhook.get_or_none(Webhook.id == self.webhook_id)
+
+    def send_all(self, claimed):
+        """Send `claimed` in order; whether every one was sent (the rest
+        released otherwise)."""
+        for index, item in enumerate(claimed):
+            if not self.may_send(item, claimed[index:]):
+                release(claimed[index:])
+                return False
+            if not self.send(item):
+                release(claimed[index + 1 :])
+                return False
+        return True
+
+    def next_batch(self):
+        """The webhook's next due deliveries, claimed once this batch's
+        successes are recorded (its leases ended: in flight no more)."""
+        if not self.answered.record():
+            return []
+        claimed = claim_next(self.webhook_id, self.failing, self.now, self.settings)
+        if claimed:
+            self._start_batch()
+        return claimed
 
     def may_send(self, item, rest):
         """Whether `item` may be sent now, the lease of `rest` renewed if it
