@@ -113,6 +113,7 @@ class Delivery(TimestampedModel):
     class Meta:
         indexes = (
             (("status", "next_attempt_at"), False),
+            (("webhook", "status", "next_attempt_at"), False),  # a lane's next batch
             (("webhook", "created_at", "id"), False),
             (("lease_until",), False),
             (("created_at",), False),
