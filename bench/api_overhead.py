@@ -34,10 +34,10 @@ CPU is given with and without it. psycopg is needed (the `postgresql` extra).
 
 The rate limit is lifted to 100,000,000 requests per window so that wrk
 meets no 429; the limiter still counts every request. Its window, 60 s as
-configured by default, can be shortened with --rate-window SECONDS: on
-PostgreSQL the shared window is a list of the hits in it, which a lifted
-limit lets grow to every request of the last window (a cost that grows with
-the rate and the window; docs/postgresql.md).
+configured by default, can be set with --rate-window SECONDS: on PostgreSQL
+the shared window is held in 64 slices (migration 0027), whose cost is the
+same at any rate and window; before them it listed every hit, a cost that
+grew with both (docs/benchmarks.md).
 
 Targets (issue 43): GET /v1/me >= 75% of bare; GET /v1/custom-fields?limit=20
 (1,000 fields) >= 65% of bare; the service's memory (PSS) within 30 MB of the
