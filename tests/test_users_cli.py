@@ -116,12 +116,14 @@ def _serve_output(environ, port):
         cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
-        first = process.stdout.readline()
         _wait_until_served(f"http://127.0.0.1:{port}", process)
     finally:
         process.send_signal(signal.SIGTERM)
-        rest = process.communicate(timeout=20)[0]
-    return first + rest
+        # All read at once: a readline() first would fill the text wrapper's
+        # buffer, which communicate(timeout=...) bypasses by reading the pipe
+        # itself, losing the lines read along (as it once did in CI).
+        output = process.communicate(timeout=20)[0]
+    return output
 
 
 def _wait_until_served(base, process):
