@@ -245,3 +245,19 @@ def test_a_request_without_a_key_has_no_rate_limit_headers(client, clock):
     for response in (client.get("/v1/me"), client.get("/v1/no-such-thing")):
         assert response.status_code in (401, 404)
         assert "X-RateLimit-Limit" not in response.headers
+
+
+def test_by_the_real_clock_only_the_key_itself_counts_against_its_window(client, caller):
+    """Without a test clock: on PostgreSQL the key's lookup and its hit are
+    then one statement (migration 0029), which counts only when the secret
+    is the key's and the key is live. Limit 3: minting and revoking a key
+    take two; the revoked key and the caller's lookup id with another
+    secret are 401 and count nothing against the window they name."""
+    minted, revoked = mint(caller, "soon revoked")
+    caller.delete(f"/workspaces/permissions/{minted.get_json()['data']['permission']['id']}")
+    forged = caller.key[: len("apk_") + 12] + "_" + "A" * 43
+    for key in (revoked.key, forged) * 3:
+        assert_error(client.get("/v1/me", headers={"x-api-key": key}), 401, "INVALID_API_KEY")
+    response = caller.get("/v1/me")
+    assert (response.status_code, response.headers["X-RateLimit-Remaining"]) == (200, "0")
+    assert_error(caller.get("/v1/me"), 429, "RATE_LIMIT_EXCEEDED")

@@ -175,14 +175,13 @@ def _admit_key(req, request_globals, app, raw_key):
     an answer is never a 429, which would tell a client with a bad key to
     wait rather than to fix it."""
     try:
-        api_key = keys.authenticate(raw_key)
+        api_key, decision = keys.authenticate_counted(raw_key, app.extensions["rate_limiter"])
     except Unauthorized:
         limiter = app.extensions["address_rate_limiter"]
         request_globals.rate_limit = limiter.hit(client_address(app.config, req))
         raise
     request_globals.api_key = api_key
     request_globals.workspace_id = api_key.workspace_id
-    decision = app.extensions["rate_limiter"].hit(api_key.rate_limit_id)
     request_globals.rate_limit = decision  # for the headers, a 429's included
     if not decision.allowed:
         raise RateLimited(

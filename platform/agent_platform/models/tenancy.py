@@ -6,8 +6,9 @@ from functools import lru_cache
 from peewee import SQL, BooleanField, CharField, ForeignKeyField
 
 from .. import storage
+from ..db import database
 from .base import BaseModel, JSONField, TimestampedModel, UtcDateTimeField, utcnow
-from .fastsql import fetch_one
+from .fastsql import execute, fetch_one, from_rows
 
 
 class Company(TimestampedModel):
@@ -103,6 +104,21 @@ class ApiKey(TimestampedModel):
         return fetch_one(cls, 'SELECT * FROM "api_key" WHERE "lookup_id" = ?', lookup_id)
 
     @classmethod
+    def counted_by_lookup_id(cls, lookup_id, key_hash, window):
+        """PostgreSQL only (migration 0029): the key with this lookup id
+        and, when `key_hash` is its hash and it is live, its hit counted
+        by the database's clock against its root's `window` (limiter name,
+        limit, seconds), in one statement: (the key or None, the hit as
+        rate_limit_hit gives it or None when nothing was counted)."""
+        alone = not database.in_transaction()  # then its commit need not wait for the disk
+        cursor = execute(_KEY_ADMITTED, lookup_id, key_hash, *window, alone)
+        row = cursor.fetchone()
+        if row is None:
+            return None, None
+        columns = [column[0] for column in cursor.description[:-4]]
+        return from_rows(cls, columns, [row])[0], None if row[-4] is None else row[-4:]
+
+    @classmethod
     def of_workspace(cls, workspace_id, is_revoked=None):
         query = cls.select().where(cls.workspace == workspace_id)
         if is_revoked is not None:
@@ -185,3 +201,9 @@ class RuntimeFlag(BaseModel):
         cls.insert(id=name, is_enabled=enabled).on_conflict(
             conflict_target=[cls.id], preserve=[cls.is_enabled]
         ).execute()
+
+
+_KEY_ADMITTED = (
+    'SELECT (a."api_key").*, a."hit_allowed", a."hit_counted", a."hit_oldest", a."hit_now"'
+    ' FROM "api_key_admitted"(?, ?, ?, ?, ?, ?) AS a'
+)

@@ -77,7 +77,29 @@ def all_scopes():
 
 def authenticate(raw_key, now=None):
     """The live key for `raw_key`, or raise 401 INVALID_API_KEY."""
-    key = _find(raw_key)
+    lookup_id = _lookup_id(raw_key)
+    return _live(ApiKey.by_lookup_id(lookup_id) if lookup_id else None, raw_key, now)
+
+
+def authenticate_counted(raw_key, limiter):
+    """The live key for `raw_key` (else 401, nothing counted) and
+    `limiter`'s decision on its hit, counted against the key's root. A
+    limiter that counts by the database's clock (PostgreSQL) does it with
+    the key's lookup in one statement: one round trip before the view."""
+    if not limiter.counts_by_the_database:
+        key = authenticate(raw_key)
+        return key, limiter.hit(key.rate_limit_id)
+    lookup_id = _lookup_id(raw_key)
+    key, hit = (
+        ApiKey.counted_by_lookup_id(lookup_id, hash_key(raw_key), limiter.database_window)
+        if lookup_id
+        else (None, None)
+    )
+    # No hit: the database found the hash not the key's, or the key revoked.
+    return _live(key if hit else None, raw_key), limiter.decided(hit)
+
+
+def _live(key, raw_key, now=None):
     if key is None or key.is_revoked or not hmac.compare_digest(key.key_hash, hash_key(raw_key)):
         raise Unauthorized("The API key is invalid or has been revoked.", code="INVALID_API_KEY")
     now = now or utcnow()
@@ -86,11 +108,11 @@ def authenticate(raw_key, now=None):
     return key
 
 
-def _find(raw_key):
+def _lookup_id(raw_key):
+    """The lookup id `raw_key` names, or "" when it is not a key's form."""
     if not raw_key.startswith(KEY_PREFIX):
-        return None
-    lookup_id = raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _LOOKUP_LENGTH]
-    return ApiKey.by_lookup_id(lookup_id)
+        return ""
+    return raw_key[len(KEY_PREFIX) : len(KEY_PREFIX) + _LOOKUP_LENGTH]
 
 
 def list_keys(workspace_id=None):

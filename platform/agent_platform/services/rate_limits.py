@@ -37,6 +37,8 @@ class Decision(NamedTuple):  # made on every request: a tuple is the cheapest im
 
 
 class SlidingWindowLimiter:
+    counts_by_the_database = False
+
     def __init__(self, limit, window_seconds, clock=time.time, max_keys=None):
         self.limit = limit
         self.window = window_seconds
@@ -102,9 +104,26 @@ class SharedWindowLimiter:
         self.name, self.limit, self.window = name, limit, window_seconds
         self.clock = clock
 
+    @property
+    def counts_by_the_database(self):
+        """Whether a hit may be counted inside another statement (the API
+        key's lookup, ApiKey.counted_by_lookup_id), given `database_window`, and its
+        outcome then `decided`: by the database's clock only."""
+        return self.clock is None
+
+    @property
+    def database_window(self):
+        """(limiter name, limit, seconds), as the database takes them."""
+        return self.name, self.limit, self.window
+
     def hit(self, key):
         now = None if self.clock is None else self.clock()
-        allowed, counted, oldest, now = counted_hit(self.name, key, self.limit, self.window, now)
+        return self.decided(counted_hit(self.name, key, self.limit, self.window, now))
+
+    def decided(self, hit):
+        """The Decision on a hit as the database counted it: (allowed,
+        counted, oldest, now)."""
+        allowed, counted, oldest, now = hit
         return _decided(allowed, self.limit, counted, oldest, self.window, now)
 
 

@@ -1,0 +1,4 @@
+-- Nothing to change on SQLite: its one serving process counts rate limits
+-- in memory, so a request's key lookup is its only statement before the
+-- view. PostgreSQL's form of this migration looks the key up and counts its
+-- hit in one statement.
