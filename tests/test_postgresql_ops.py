@@ -147,6 +147,9 @@ def test_backup_restores_into_a_fresh_database(cli, live, postgres_server, tmp_p
     output = cli("restore", str(tmp_path / "copy.dump"), env={"AGENT_PLATFORM_DATABASE_URL": fresh})
     assert "Restored postgresql://" in output
     assert workspace_names(fresh) == ["kept"]
+    with psycopg.connect(fresh) as connection:  # analyzed, for the planner
+        analyzed = "SELECT count(*) FROM pg_stats WHERE schemaname = 'public' AND tablename = %s"
+        assert connection.execute(analyzed, ("workspace",)).fetchone()[0] > 0
     assert "kept" in cli("workspaces", "list", env={"AGENT_PLATFORM_DATABASE_URL": fresh})
 
 

@@ -60,10 +60,13 @@ def restore(backup_path, url):
             _feed(script, load)
 
 
-# Into psql, in one transaction: the schema emptied, then the backup's script.
+# Into psql, in one transaction: the schema emptied, the backup's script,
+# then the statistics the planner needs (pg_restore's documentation advises
+# it): without them, the first queries on the restored tables are planned
+# as if on empty ones until autovacuum gets to each.
 _LOAD = ("--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", "--single-transaction",
          "--command=DROP SCHEMA public CASCADE", "--command=CREATE SCHEMA public",
-         "--file=-")  # fmt: skip
+         "--file=-", "--command=ANALYZE")  # fmt: skip
 
 
 def _feed(script, load):

@@ -107,12 +107,16 @@ _NO_TURN = contextlib.nullcontext()
 
 # The boolean columns (models' BooleanFields) compared with 0 or 1, a unary
 # + before a quoted name, qualified or not (SQLite's hint not to use a
-# column's index: PostgreSQL has statistics instead), a string literal or a
-# quoted name (kept as they are), a parameter.
+# column's index), a string literal or a quoted name (kept as they are), a
+# parameter. The hint holds on PostgreSQL too, as COALESCE(name, name),
+# which no index on the column serves: its statistics, until autovacuum
+# analyzes a table that has just grown (a new service's first minute, a
+# restore), had the contact's current conversation looked up through the
+# channel's index, reading every conversation of the channel per message.
 _BOOLEAN_COLUMN = r"(?:is_[a-z_]+|success|auto_create_leads)"
 _SQLITE_FORMS = re.compile(
     rf"(?P<flag>(?:\w+\.)?\"?{_BOOLEAN_COLUMN}\"?\s*=\s*)(?P<bit>[01])\b"
-    r"|(?P<hint>(?<=[\s(])\+(?=(?:\w+\.)?\"))"
+    r"|(?<=[\s(])\+(?P<hint>(?:\w+\.)?\"(?:[^\"]|\"\")*\")"
     r"|(?P<literal>'(?:[^']|'')*')|\"(?:[^\"]|\"\")*\"|(?P<parameter>\?|%s)|(?P<percent>%)"
 )
 _TRUTH = {"0": "false", "1": "true"}
@@ -143,7 +147,7 @@ def _postgresql_form(match):
     if match["bit"]:
         return match["flag"] + _TRUTH[match["bit"]]
     if match["hint"]:
-        return ""
+        return f"COALESCE({match['hint']}, {match['hint']})"
     return match.group()
 
 

@@ -67,16 +67,10 @@ class Conversation(TimestampedModel, WorkspaceScoped):
     def current_for(cls, workspace_id, contact_id, channel_id):
         """The contact's most recent conversation on the channel, open ones first.
 
-        The unary + keeps SQLite (which has no statistics) from choosing the
-        channel_id index, which reads every conversation of the channel; the
-        contact's conversations are a handful."""
-        sql = (
-            'SELECT * FROM "conversation" '
-            'WHERE "contact_id" = ? AND +"channel_id" = ? AND +"workspace_id" = ? '
-            """ORDER BY "status" IN ('open', 'handoff') DESC, "updated_at" DESC, "id" DESC """
-            "LIMIT 1"
-        )
-        return fetch_one(cls, sql, contact_id, channel_id, workspace_id)
+        The unary + keeps SQLite (which has no statistics), and PostgreSQL
+        before it has them, from choosing the channel_id index, which reads
+        every conversation of the channel; the contact's are a handful."""
+        return fetch_one(cls, CURRENT_FOR_CONTACT, contact_id, channel_id, workspace_id)
 
     @classmethod
     def of_thread(cls, channel_id, contact_id, external_ids):
@@ -125,3 +119,11 @@ _TRIGGER_FIELDS = ("last_direction", "last_inbound_at")
 _SAVED_FIELDS = [
     field for field in Conversation._meta.sorted_fields if field.name not in _TRIGGER_FIELDS
 ]
+
+
+CURRENT_FOR_CONTACT = (
+    'SELECT * FROM "conversation" '
+    'WHERE "contact_id" = ? AND +"channel_id" = ? AND +"workspace_id" = ? '
+    """ORDER BY "status" IN ('open', 'handoff') DESC, "updated_at" DESC, "id" DESC """
+    "LIMIT 1"
+)
