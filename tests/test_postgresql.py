@@ -148,3 +148,23 @@ def _conversation_rows_read(plan):
     if plan.get("Relation Name") == "conversation":
         own = plan["Actual Rows"] + plan.get("Rows Removed by Filter", 0)
     return own + sum(_conversation_rows_read(child) for child in plan.get("Plans", ()))
+
+
+def test_a_pooled_connection_the_server_ended_is_replaced(pg_app):
+    """A connection is handed out of the pool without a round trip to check
+    it, and one the server ended while it sat there (a restart, an idle
+    timeout) is replaced, not handed out."""
+    workspace_id = keys.create_workspace("Workspace").id
+    _, raw_key = keys.create_key(workspace_id, "admin", keys.all_scopes())
+    database.close()  # the test's own connection, back to the pool
+    client, headers = pg_app.test_client(), {"x-api-key": raw_key}
+    assert client.get("/v1/me", headers=headers).status_code == 200
+    with psycopg.connect(pg_app.config["DATABASE_URL"], autocommit=True) as connection:
+        ended = connection.execute(  # waiting up to 5 s for each to end
+            "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND backend_type = 'client backend'"
+        ).fetchone()[0]
+    assert ended >= 1
+    response = client.get("/v1/me", headers=headers)
+    assert response.status_code == 200, response.get_data(as_text=True)

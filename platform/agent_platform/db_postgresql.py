@@ -31,10 +31,13 @@ change (the PostgreSQL migrations have neither).
 import contextlib
 import logging
 import re
+import select
 import threading
 import time
 from functools import lru_cache
 
+import psycopg
+from gevent import monkey
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
 
@@ -66,6 +69,22 @@ class _IncidentLog:
 
 
 class PostgresqlPooledDatabase(_IncidentLog, LeasedPool, PooledPostgresqlDatabase):
+    def _is_closed(self, connection):
+        """Whether a pooled connection cannot be used. peewee's pool asked
+        the server (SELECT 1) at every check-out: one of an API request's
+        two round trips. An idle connection gets nothing from the server
+        unless it is ending (a restart, a connection it terminated: its
+        last message and the close reach the socket at once), so only one
+        with something to read, or left in a transaction, is asked."""
+        adapter = self._adapter
+        if connection.closed or adapter.txn_status(connection) != adapter.txn_idle:
+            return super()._is_closed(connection)
+        try:
+            socket = connection.pgconn.socket
+        except psycopg.OperationalError:  # libpq has none: the connection is bad
+            return True
+        return super()._is_closed(connection) if _has_input(socket) else False
+
     def begin(self, lock_type=None):
         # SQLite's lock types name no isolation level (see the docstring).
         if lock_type == "DEFERRED":
@@ -104,6 +123,17 @@ class PostgresqlPooledDatabase(_IncidentLog, LeasedPool, PooledPostgresqlDatabas
 
 
 _NO_TURN = contextlib.nullcontext()
+# The system's poll, not gevent's: this asks without waiting, and gevent's
+# answers only after its loop has run.
+_poll = monkey.get_original("select", "poll")
+
+
+def _has_input(socket):
+    """Whether the socket has something to read (or has been closed) now."""
+    poller = _poll()
+    poller.register(socket, select.POLLIN)
+    return bool(poller.poll(0))
+
 
 # The boolean columns (models' BooleanFields) compared with 0 or 1, a unary
 # + before a quoted name, qualified or not (SQLite's hint not to use a
