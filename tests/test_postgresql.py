@@ -13,6 +13,7 @@ from agent_platform.migrate import apply_migrations
 from agent_platform.models.conversations import CURRENT_FOR_CONTACT
 from agent_platform.services import keys
 from conftest import OFFLINE, new_postgres_database
+from pg_server import free_port
 
 
 @pytest.fixture
@@ -168,3 +169,20 @@ def test_a_pooled_connection_the_server_ended_is_replaced(pg_app):
     assert ended >= 1
     response = client.get("/v1/me", headers=headers)
     assert response.status_code == 200, response.get_data(as_text=True)
+
+
+def test_a_database_server_out_of_reach_is_503_not_500(tmp_path):
+    """Stopped, restarting or unreachable: the operator's to fix, after
+    which the same request succeeds (storage.py), as a full disk on SQLite."""
+    url = f"postgresql://nobody:hunter2@127.0.0.1:{free_port()}/nothing"
+    app = create_app({**OFFLINE, "DATABASE_URL": url, "DATABASE_PATH": str(tmp_path / "no.db")})
+    try:
+        response = app.test_client().get("/v1/me", headers={"x-api-key": "apk_0123456789ab_x"})
+    finally:
+        database.close_all()
+    assert response.status_code == 503, response.get_data(as_text=True)
+    error = response.get_json()["error"]
+    assert error["code"] == "STORAGE_UNAVAILABLE"
+    assert "the database server cannot be reached" in error["message"]
+    assert "hunter2" not in response.get_data(as_text=True)
+    assert response.headers["Retry-After"] == "30"

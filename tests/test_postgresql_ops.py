@@ -118,6 +118,7 @@ def test_health_tells_a_database_that_takes_no_writes(cli, live, postgres_server
     client = create_app({"DATABASE_URL": live}).test_client()  # new connections
     response = client.get("/v1/health")
     assert (response.status_code, response.get_json()["status"]) == (503, "degraded")
+    assert response.get_json()["reason"].endswith("the database is read-only")
 
 
 def test_an_unreachable_server_is_one_line(tmp_path):

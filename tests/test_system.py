@@ -61,7 +61,11 @@ def test_degraded_when_the_database_fails(client, app, request):
     response = client.get("/v1/health")
     assert response.status_code == 503
     assert response.get_json()["status"] == "degraded"
-    assert response.get_json()["reason"] == "the database does not answer"
+    assert response.get_json()["reason"] == (
+        "the database cannot take writes: the database server cannot be reached"
+        if ON_POSTGRESQL
+        else "the database does not answer"
+    )
 
 
 def _spoil(path):

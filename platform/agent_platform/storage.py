@@ -10,7 +10,10 @@ and what to do.
 
 They are told apart from bugs by SQLite's result code (or the system's
 errno) anywhere in an error's chain: peewee raises its own error from
-sqlite3's, and what a failed COMMIT leaves may raise another on top.
+sqlite3's, and what a failed COMMIT leaves may raise another on top. On
+PostgreSQL by the SQLSTATE, and a server that cannot be reached (stopped,
+restarting, or one that ended the connection) is one more such cause: the
+request answers 503, not 500, and the pool replaces the connection.
 """
 
 import errno
@@ -18,6 +21,7 @@ import os
 import pwd
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 from .database_name import described
@@ -25,6 +29,7 @@ from .db import database
 from .errors import StorageUnavailable
 
 FULL, READ_ONLY, IO_ERROR, UNOPENABLE = "full", "read-only", "io", "unopenable"
+UNREACHABLE = "unreachable"
 _SQLITE_CAUSES = {
     sqlite3.SQLITE_FULL: FULL,
     sqlite3.SQLITE_READONLY: READ_ONLY,
@@ -37,12 +42,23 @@ _ERRNO_CAUSES = {
     errno.EROFS: READ_ONLY,
     errno.EIO: IO_ERROR,
 }
+# PostgreSQL's SQLSTATEs of the same causes; a whole class by its first two.
+_SQLSTATE_CAUSES = {
+    "53100": FULL,  # disk_full
+    "25006": READ_ONLY,  # read_only_sql_transaction (a standby, a read-only database)
+    "58030": IO_ERROR,  # io_error
+    "08": UNREACHABLE,  # connection_exception
+    "57P01": UNREACHABLE,  # admin_shutdown: the server stops, or ended the connection
+    "57P02": UNREACHABLE,  # crash_shutdown
+    "57P03": UNREACHABLE,  # cannot_connect_now: the server is starting
+}
 # What a client is told (no path: health and errors are public).
 CAUSES = {
     FULL: "the disk is full",
     READ_ONLY: "the database is read-only",
     IO_ERROR: "a disk I/O error",
     UNOPENABLE: "the database file cannot be opened",
+    UNREACHABLE: "the database server cannot be reached",
 }
 # What the operator is told to do, in the log.
 _ADVICE = {
@@ -51,6 +67,7 @@ _ADVICE = {
     "by the service's user, on a file system mounted read-write",
     IO_ERROR: "check the disk (the kernel's log says more)",
     UNOPENABLE: "check that its directory exists and that the service's user may write in it",
+    UNREACHABLE: "check that the PostgreSQL server runs and that this machine reaches it",
 }
 # Below this much free space, a disk where a write has failed for want of
 # space is still full, whatever the health check's tiny write manages.
@@ -76,7 +93,17 @@ def _own_cause(error):
         return _SQLITE_CAUSES.get((error.sqlite_errorcode or 0) & 0xFF)
     if isinstance(error, OSError):
         return _ERRNO_CAUSES.get(error.errno)
+    psycopg = sys.modules.get("psycopg")  # none of its errors exist until it is loaded
+    if psycopg is not None and isinstance(error, psycopg.Error):
+        return _postgresql_cause(error, psycopg)
     return None
+
+
+def _postgresql_cause(error, psycopg):
+    state = error.sqlstate
+    if state is None:  # psycopg's own: a connection that failed or was lost
+        return UNREACHABLE if isinstance(error, psycopg.OperationalError) else None
+    return _SQLSTATE_CAUSES.get(state) or _SQLSTATE_CAUSES.get(state[:2])
 
 
 def failed(error):
