@@ -16,13 +16,16 @@ from . import live
 from .catalog import EVENTS
 from .delivery import queue_event, wake_if_queued
 
-# The event, and whether its workspace has an active webhook, in one statement:
-# most workspaces have none, and asking apart cost a statement on every emit
-# (about 18 k instructions of a stored WhatsApp message's 1.48 M).
+# The event, the agent it concerns and whether its workspace has an active
+# webhook, in one statement: most workspaces have none, and asking apart cost
+# a statement on every emit (about 18 k instructions of a stored WhatsApp
+# message's 1.48 M); a message's event names its conversation, whose agent
+# was another statement (a round trip on PostgreSQL).
 _INSERT = (
     'INSERT INTO "event" ("id", "workspace_id", "name", "data", "created_at", "agent_id") '
-    "VALUES (?, ?, ?, ?, ?, ?) "
-    'RETURNING EXISTS (SELECT 1 FROM "webhook" WHERE "workspace_id" = ? AND "is_active" = 1)'
+    'VALUES (?, ?, ?, ?, ?, COALESCE(?, (SELECT "agent_id" FROM "conversation" WHERE "id" = ?))) '
+    'RETURNING "agent_id", '
+    'EXISTS (SELECT 1 FROM "webhook" WHERE "workspace_id" = ? AND "is_active" = 1)'
 )
 
 
@@ -41,9 +44,8 @@ def emit(workspace_id, name, data, now=None):
     if not database.in_transaction():
         raise RuntimeError("emit() must run inside the transaction of its change")
     values = {"workspace": workspace_id, "name": name, "data": data, "created_at": now or utcnow()}
-    values["agent_id"] = agent_of(data)
     event = fastsql.new(Event, values)
-    if _inserted(event.__data__):
+    if _inserted(event.__data__, *_agent_named(data)):
         queue_event(event)
     live.published()
     return event
@@ -63,22 +65,23 @@ def init_app(app):
     app.teardown_appcontext(lambda exc: flush())
 
 
-def _inserted(row):
-    """INSERT the event's `row`; True when its workspace has an active webhook."""
+def _inserted(row, agent_id, conversation_id):
+    """INSERT the event's `row`, its agent set (see _agent_named); True when
+    its workspace has an active webhook."""
     workspace_id = row["workspace"]
     params = (row["id"], workspace_id, row["name"], compact_json(row["data"]), row["created_at"])
-    return fastsql.execute(_INSERT, *params, row["agent_id"], workspace_id).fetchone()[0] == 1
+    cursor = fastsql.execute(_INSERT, *params, agent_id, conversation_id, workspace_id)
+    row["agent_id"], watched = cursor.fetchone()
+    return watched == 1
 
 
-def agent_of(data):
-    """The agent an event concerns: its data's `agent_id`, else the agent of
-    its data's conversation at the time (message events), else None."""
+def _agent_named(data):
+    """(agent id, conversation id) to find the agent an event concerns by:
+    its data's `agent_id`, else the agent of its data's conversation at the
+    time (message events), else none."""
     if not isinstance(data, dict):
-        return None
+        return None, None
     agent_id = data.get("agent_id")
-    if agent_id is None and data.get("conversation_id") is not None:
-        agent_id = fastsql.scalar(_CONVERSATION_AGENT, data["conversation_id"])
-    return agent_id if isinstance(agent_id, str) else None
-
-
-_CONVERSATION_AGENT = 'SELECT "agent_id" FROM "conversation" WHERE "id" = ?'
+    if agent_id is None:
+        return None, data.get("conversation_id")
+    return (agent_id if isinstance(agent_id, str) else None), None

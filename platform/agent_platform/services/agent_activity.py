@@ -1,5 +1,5 @@
 """An agent's own webhooks and its history: the events that concern it
-(events/__init__.agent_of), as its webhooks receive them."""
+(events/__init__._agent_named), as its webhooks receive them."""
 
 from ..models import Event
 from ..models.pagination import paginate
