@@ -186,3 +186,21 @@ def test_a_database_server_out_of_reach_is_503_not_500(tmp_path):
     assert "the database server cannot be reached" in error["message"]
     assert "hunter2" not in response.get_data(as_text=True)
     assert response.headers["Retry-After"] == "30"
+
+
+def test_a_batch_holds_its_senders_identities_until_its_commit(pg_app):
+    """A group commit's batch locks every identity it stores messages of,
+    once each (now in one statement), a message's own hold after it takes
+    nothing more, and the locks last to the commit."""
+    from agent_platform.db import transaction
+    from agent_platform.models import ContactIdentity
+
+    senders = [("w", "whatsapp", "5511900000002"), ("w", "whatsapp", "5511900000001")]
+    watcher = psycopg.connect(pg_app.config["DATABASE_URL"], autocommit=True)
+    held = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    with transaction():
+        ContactIdentity.hold_in_order(senders * 2)
+        ContactIdentity.hold(*senders[0])
+        assert watcher.execute(held).fetchone()[0] == 2
+    assert watcher.execute(held).fetchone()[0] == 0
+    watcher.close()
