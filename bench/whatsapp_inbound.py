@@ -22,7 +22,8 @@ the database after each round (rows, not answers).
 
     .venv/bin/python bench/whatsapp_inbound.py [--seconds 10] [--rounds 3]
 
-Target: service requests/s >= 40% of the bare endpoint's.
+Target: service requests/s >= 60% of the bare endpoint's (issue 43; an earlier
+issue set 40%).
 """
 
 import argparse
@@ -243,7 +244,7 @@ def main():
         )
         print(f"messages stored               {med(r[2] for r in rows):7.0f} msg/s")
         ratio = service_rps / bare_rps
-        print(f"ratio                         {ratio:7.1%} of bare (target >= 40%)")
+        print(f"ratio                         {ratio:7.1%} of bare (target >= 60%)")
         print(f"paced (40 ms between requests per connection, <= 400 req/s offered): "
               f"{paced['rps']:.0f} req/s, p50 {paced['p50_ms']:.2f} ms, "
               f"p99 {paced['p99_ms']:.2f} ms")  # fmt: skip
