@@ -36,7 +36,6 @@ import threading
 import time
 from functools import lru_cache
 
-import psycopg
 from gevent import monkey
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
@@ -79,6 +78,8 @@ class PostgresqlPooledDatabase(_IncidentLog, LeasedPool, PooledPostgresqlDatabas
         adapter = self._adapter
         if connection.closed or adapter.txn_status(connection) != adapter.txn_idle:
             return super()._is_closed(connection)
+        import psycopg  # the postgresql extra; this module is loaded on SQLite too
+
         try:
             socket = connection.pgconn.socket
         except psycopg.OperationalError:  # libpq has none: the connection is bad
