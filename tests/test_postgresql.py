@@ -2,6 +2,9 @@
 session's, tests/pg_server.py), whatever engine the rest of the suite uses;
 SQLite stays the default."""
 
+import subprocess
+import sys
+
 import psycopg
 import pytest
 
@@ -52,6 +55,27 @@ def test_sqlite_stays_the_default(tmp_path):
         assert app.config["DATABASE_URL"] is None
     database.close_all()
     assert (tmp_path / "default.db").is_file()
+
+
+def test_the_sqlite_default_runs_without_the_postgresql_extra(tmp_path):
+    """psycopg comes with the `postgresql` extra: a service on SQLite never
+    imports it (the wheel test, slow, installs without it; this says so in
+    a second)."""
+    script = (
+        "import sys\n"
+        "sys.modules['psycopg'] = None  # as if not installed: importing it fails\n"
+        "from agent_platform import create_app\n"
+        "app = create_app({'DATABASE_PATH': sys.argv[1], 'LOG_LEVEL': 'WARNING'})\n"
+        "from agent_platform.migrate import apply_migrations\n"
+        "with app.app_context():\n"
+        "    apply_migrations()\n"
+        "print(app.test_client().get('/v1/health').status_code)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "plain.db")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (ran.returncode, ran.stdout.strip()) == (0, "200"), ran.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
