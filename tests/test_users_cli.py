@@ -127,9 +127,8 @@ def _serve_output(environ, port):
 
 
 def _wait_until_served(base, process):
-    """Until `process` answers at `base`; said, not passed over, when it
-    stops or does not answer: its output, read after a silent deadline, was
-    cut short and hid why (once, with another suite running beside)."""
+    """Until `process` answers at `base`; when it stops, or does not answer
+    within 60 s, the test fails saying so instead of going on."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert process.poll() is None, f"serve stopped with status {process.returncode}"

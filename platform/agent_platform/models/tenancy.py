@@ -115,8 +115,9 @@ class ApiKey(TimestampedModel):
         row = cursor.fetchone()
         if row is None:
             return None, None
-        columns = [column[0] for column in cursor.description[:-4]]
-        return from_rows(cls, columns, [row])[0], None if row[-4] is None else row[-4:]
+        hit = row[-_HIT_COLUMNS:]
+        columns = [column[0] for column in cursor.description[:-_HIT_COLUMNS]]
+        return from_rows(cls, columns, [row])[0], None if hit[0] is None else hit
 
     @classmethod
     def of_workspace(cls, workspace_id, is_revoked=None):
@@ -203,6 +204,8 @@ class RuntimeFlag(BaseModel):
         ).execute()
 
 
+# After the key's columns, the hit's four, as rate_limit_hit gives them.
+_HIT_COLUMNS = 4
 _KEY_ADMITTED = (
     'SELECT (a."api_key").*, a."hit_allowed", a."hit_counted", a."hit_oldest", a."hit_now"'
     ' FROM "api_key_admitted"(?, ?, ?, ?, ?, ?) AS a'

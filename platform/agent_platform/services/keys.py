@@ -78,7 +78,7 @@ def all_scopes():
 def authenticate(raw_key, now=None):
     """The live key for `raw_key`, or raise 401 INVALID_API_KEY."""
     lookup_id = _lookup_id(raw_key)
-    return _live(ApiKey.by_lookup_id(lookup_id) if lookup_id else None, raw_key, now)
+    return _live(ApiKey.by_lookup_id(lookup_id) if lookup_id else None, hash_key(raw_key), now)
 
 
 def authenticate_counted(raw_key, limiter):
@@ -89,18 +89,20 @@ def authenticate_counted(raw_key, limiter):
     if not limiter.counts_by_the_database:
         key = authenticate(raw_key)
         return key, limiter.hit(key.rate_limit_id)
-    lookup_id = _lookup_id(raw_key)
+    lookup_id, hashed = _lookup_id(raw_key), hash_key(raw_key)
     key, hit = (
-        ApiKey.counted_by_lookup_id(lookup_id, hash_key(raw_key), limiter.database_window)
+        ApiKey.counted_by_lookup_id(lookup_id, hashed, limiter.database_window)
         if lookup_id
         else (None, None)
     )
     # No hit: the database found the hash not the key's, or the key revoked.
-    return _live(key if hit else None, raw_key), limiter.decided(hit)
+    return _live(key if hit else None, hashed), limiter.decided(hit)
 
 
-def _live(key, raw_key, now=None):
-    if key is None or key.is_revoked or not hmac.compare_digest(key.key_hash, hash_key(raw_key)):
+def _live(key, hashed, now=None):
+    """`key` when it is live and `hashed` (the hash of the secret the
+    request carries) is its hash; else 401."""
+    if key is None or key.is_revoked or not hmac.compare_digest(key.key_hash, hashed):
         raise Unauthorized("The API key is invalid or has been revoked.", code="INVALID_API_KEY")
     now = now or utcnow()
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
