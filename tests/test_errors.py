@@ -19,6 +19,42 @@ def test_a_body_that_is_not_an_object_is_400(caller):
     assert_error(response, 400, "VALIDATION_ERROR", "body")
 
 
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_a_body_of_another_type_is_415_and_creates_nothing(caller, content_type):
+    # The JSON a client sent with the wrong type (or none) was read as no
+    # body at all: a contact with none of its fields was created.
+    headers = {"Content-Type": content_type} if content_type else {}
+    body = json.dumps({"name": "Zed"})
+    response = caller.post("/v1/contacts", data=body, headers=headers)
+    assert_error(response, 415, "UNSUPPORTED_MEDIA_TYPE", "application/json")
+    assert f"Content-Type: {content_type or '(none)'}" in response.get_json()["error"]["message"]
+    assert caller.get("/v1/contacts").get_json()["pagination"]["total"] == 0
+
+
+def test_json_types_and_bodiless_requests_are_read_as_before(caller):
+    vendor = caller.post(
+        "/v1/contacts",
+        data=json.dumps({"name": "Ann"}),
+        headers={"Content-Type": "application/vnd.example+json; charset=utf-8"},
+    )
+    assert vendor.status_code == 201 and vendor.get_json()["data"]["name"] == "Ann"
+    # No body, whatever the type: a POST whose fields are all optional.
+    assert caller.post("/v1/contacts", headers={"Content-Type": "text/plain"}).status_code == 201
+
+
+def test_an_operation_reading_json_or_a_form_refuses_other_types(caller):
+    agent = caller.post("/v1/agents", json={"name": "A"}).get_json()["data"]
+    path = f"/v1/agents/{agent['id']}/trainings"
+    text = {"type": "text", "content": "Opening hours: 9 to 5."}
+    response = caller.post(path, data=json.dumps(text), headers={"Content-Type": "text/csv"})
+    assert_error(response, 415, "UNSUPPORTED_MEDIA_TYPE", "multipart/form-data")
+    assert caller.get(path).get_json()["pagination"]["total"] == 0
+    assert caller.post(path, data=text).status_code == 201  # a form, as before
+    assert caller.post(path, json=text).status_code == 201
+
+
 def test_bad_query_parameters_are_named(caller):
     assert_error(caller.get("/v1/custom-fields?limit=0"), 400, "VALIDATION_ERROR", "limit")
     assert_error(caller.get("/v1/custom-fields?colour=red"), 400, "VALIDATION_ERROR", "colour")

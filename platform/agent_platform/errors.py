@@ -53,6 +53,11 @@ class PayloadTooLarge(ApiError):
         super().__init__(f"The request body exceeds the limit of {limit} bytes.")
 
 
+class UnsupportedMediaType(ApiError):
+    status = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
 class RateLimited(ApiError):
     status = 429
     code = "RATE_LIMIT_EXCEEDED"

@@ -10,6 +10,11 @@ added here, and nothing else:
 
 - a body that does not arrive whole within `server.body_timeout_seconds` is
   answered 408 (in the API's error format) and its connection closed;
+- a body in a coding the service does not read (Content-Encoding: gzip, or
+  Transfer-Encoding: gzip, chunked, which gunicorn passes on undecoded) is
+  refused before it is read: 415 and 501, naming the header;
+- what gunicorn answers itself (a malformed request line or header, one too
+  long) is in the API's error format rather than an HTML page;
 - no address holds more than `server.max_connections_per_address`
   connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
   where every connection comes from the proxy);
@@ -26,12 +31,16 @@ The master imports this module before the fork: it imports nothing of the app.
 
 import contextlib
 import io
+import json
 from collections import Counter
 
 import gevent
 from gevent.local import local
 from gevent.threadpool import ThreadPool
+from gunicorn import util as gunicorn_util
 from gunicorn.workers.ggevent import GeventWorker
+
+from .bodies import unread_content_coding, unread_transfer_codings
 
 
 class BodyStalled(Exception):
@@ -47,6 +56,7 @@ class ServiceWorker(GeventWorker):
 
     def load_wsgi(self):
         super().load_wsgi()
+        gunicorn_util.write_error = write_error_in_json  # gunicorn's only writer of its errors
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         if "DATABASE_PATH" in config:  # the service (a bench's bare app has none)
             from .db import run_commits_in
@@ -112,6 +122,31 @@ class ServiceWorker(GeventWorker):
             greenlet.kill(timeout, block=False)  # as if its time were up
 
 
+# gunicorn's answers to requests it could not parse, by status (its HTML
+# pages say which: a header, the request line, a chunk).
+_GUNICORN_ERROR_CODES = {
+    400: "MALFORMED_REQUEST",
+    403: "FORBIDDEN",
+    414: "REQUEST_LINE_TOO_LONG",
+    417: "EXPECTATION_FAILED",
+    431: "HEADERS_TOO_LARGE",
+    500: "INTERNAL_ERROR",
+    501: "UNSUPPORTED_TRANSFER_ENCODING",
+}
+
+
+def write_error_in_json(sock, status, reason, message):
+    """gunicorn's error answer (util.write_error), in the API's format."""
+    code = _GUNICORN_ERROR_CODES.get(status, "BAD_REQUEST")
+    error = {"code": code, "message": message or reason, "status": status}
+    body = json.dumps({"error": error}).encode() + b"\n"
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
 class OneThread:
     """Calls run on one native thread of gevent's, each greenlet waiting
     for its own without holding the others up. One thread is enough: the
@@ -168,6 +203,9 @@ class BodyDeadline:
         self.limit = app.config["LIMITS_MAX_BODY_BYTES"]
 
     def __call__(self, environ, start_response):
+        refusal = self._unread_coding(environ)
+        if refusal is not None:
+            return self._answer(environ, start_response, *refusal)
         size = self._readable(environ)
         if size is None:
             return self.app(environ, start_response)
@@ -188,10 +226,26 @@ class BodyDeadline:
             return self.limit + 1
         return None
 
+    def _unread_coding(self, environ):
+        """(status, code, message, headers) refusing a body in a coding the
+        service does not decode; None for a body as it is, or none."""
+        transfer = unread_transfer_codings(environ)
+        if transfer:
+            message = f"Transfer-Encoding: {transfer} is not supported; send the body uncompressed."
+            return 501, "UNSUPPORTED_TRANSFER_ENCODING", message, {}
+        content = unread_content_coding(environ)
+        if content:
+            message = f"Content-Encoding: {content} is not supported; send the body uncompressed."
+            return 415, "UNSUPPORTED_CONTENT_ENCODING", message, {"Accept-Encoding": "identity"}
+        return None
+
     def _stalled(self, environ, start_response):
+        message = f"The request body did not arrive within {self.seconds:g} s."
+        return self._answer(environ, start_response, 408, "REQUEST_TIMEOUT", message)
+
+    def _answer(self, environ, start_response, status, code, message, headers=None):
         from .api.errors import error_response
 
-        message = f"The request body did not arrive within {self.seconds:g} s."
         with self.app.app_context():
-            response = error_response("REQUEST_TIMEOUT", message, 408)
+            response = error_response(code, message, status, headers)
         return response(environ, start_response)

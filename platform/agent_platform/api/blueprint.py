@@ -14,7 +14,8 @@ from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
 from .. import jsonbody
-from ..errors import ValidationError
+from ..bodies import has_body
+from ..errors import UnsupportedMediaType, ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
 from .operation_ids import operation_id
@@ -63,9 +64,17 @@ class ApiParser(FlaskParser):
                 self._loaded_queries[key] = loaded
         return dict(loaded)
 
+    def load_json_or_form(self, req, schema):
+        # A form (a document's upload) is read as one, anything else as JSON.
+        if req.mimetype in _FORM_TYPES:
+            return self.load_form(req, schema)
+        _refuse_other_media(req, "application/json, or multipart/form-data")
+        return self.load_json(req, schema)
+
     def _raw_load_json(self, req):
         # As webargs reads it, with the nesting and Unicode limits of jsonbody.
         if not is_json_request(req):
+            _refuse_other_media(req, "application/json")
             return _nothing_to_change(req)
         body = req.get_data(cache=True)
         try:
@@ -83,6 +92,23 @@ class ApiParser(FlaskParser):
         if _takes_lists(type(schema)):
             return super().load_querystring(req, schema)
         return req.args.to_dict()
+
+
+_BODY_LOCATIONS = ("json", "json_or_form")
+_FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+# Enough of a Content-Type to recognise it in an error message.
+_MEDIA_TYPE_SHOWN = 100
+
+
+def _refuse_other_media(req, accepted):
+    """A body in a type the operation does not read is refused (415), not
+    taken for no body: a JSON document sent as text/plain would otherwise
+    create a resource with none of its fields."""
+    if has_body(req.environ) and not is_json_request(req):
+        sent = req.headers.get("Content-Type", "")[:_MEDIA_TYPE_SHOWN] or "(none)"
+        raise UnsupportedMediaType(
+            f"Content-Type: {sent} is not read here; send the body as {accepted}."
+        )
 
 
 def _nothing_to_change(req, loaded=core.missing):
@@ -163,7 +189,10 @@ class ApiBlueprint(Blueprint):
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
         instance = schema() if isinstance(schema, type) else schema
-        return super().arguments(instance, **kwargs)
+        decorator = super().arguments(instance, **kwargs)
+        if kwargs.get("location", "json") not in _BODY_LOCATIONS:
+            return decorator
+        return lambda func: self.errors(415)(decorator(func))  # see _refuse_other_media
 
     def _prepare_arguments_doc(self, doc, doc_info, *, method, **kwargs):
         doc = super()._prepare_arguments_doc(doc, doc_info, method=method, **kwargs)

@@ -8,6 +8,7 @@ from random import getrandbits
 
 from flask import current_app, g, request
 
+from ..bodies import has_body
 from ..errors import Forbidden, PayloadTooLarge, RateLimited, Unauthorized, ValidationError
 from ..services import keys
 from .blueprint import ANY_SCOPE
@@ -77,14 +78,6 @@ def request_id_of(environ):
     # 32 random hex digits. A request id only has to be unique, not secret:
     # no system call (os.urandom's) is spent on it.
     return incoming if _REQUEST_ID.match(incoming) else f"{getrandbits(128):032x}"
-
-
-def has_body(environ):
-    """Whether the request says it carries a body: a Content-Length other
-    than 0, or a Transfer-Encoding (chunked, of unknown length). Not
-    wsgi.input_terminated: gunicorn sets it on every request, bodiless GETs
-    included, and read each one's empty body here."""
-    return environ.get("CONTENT_LENGTH", "") not in ("", "0") or "HTTP_TRANSFER_ENCODING" in environ
 
 
 def check_body_size(req, limit):

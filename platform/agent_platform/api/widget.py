@@ -13,11 +13,11 @@ from typing import NamedTuple
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from werkzeug.wrappers import Request
 
+from ..bodies import has_body
 from ..channels.website import assets, push, visitors
 from ..db import end_request
 from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from ..services import rate_limits
-from .pipeline import has_body
 from .ratelimit import client_address
 from .sse import event_stream
 
