@@ -162,6 +162,23 @@ def test_the_widgets_message_with_nul_is_refused_naming_the_field(client, caller
     assert_error(polled, 400, "VALIDATION_ERROR", "since: must not contain the NUL")
 
 
+DEEP_WITH_NUL = b'{"name": "\\u0000", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+
+
+def test_a_body_with_nul_nested_thousands_deep_is_400_not_500(client, caller):
+    # The NUL check read such a body with Flask's reader: a RecursionError,
+    # before any key or view, on public routes too.
+    json_type = {"Content-Type": "application/json"}
+    response = caller.post("/v1/contacts", data=DEEP_WITH_NUL, headers=json_type)
+    assert_error(response, 400, "VALIDATION_ERROR", "body: is nested deeper than 32 levels")
+    site = website(caller)
+    public = f"/widget/{site['id']}/api/session"
+    origin = {"Origin": "https://shop.example.com", **json_type}
+    response = client.post(public, data=DEEP_WITH_NUL, headers=origin)
+    assert_error(response, 400, "VALIDATION_ERROR", "body: is nested deeper than 32 levels")
+    assert Contact.select().count() == 0
+
+
 def test_a_sign_in_form_with_nul_is_refused_naming_the_field(client, caller):
     form = {"csrf_token": "x", "email": "ana\x00@example.com", "password": "p"}
     response = client.post("/app/sign-in", data=form, headers={"Accept": "application/json"})

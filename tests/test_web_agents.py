@@ -242,6 +242,12 @@ def test_the_test_chat_answers_with_its_reason_and_stores_nothing(admin, caller,
     assert empty.status_code == 400 and "text:" in text(empty)
     forged = post(admin, path, text="hello", transcript='[{"question": 1}]')
     assert forged.status_code == 200 and "Small talk" in text(forged)
+    surrogate = '[{"question": "\\ud800", "why": "w", "text": "a", "trainings": []}]'
+    for forged in ("[" * 5000 + "]" * 5000, surrogate):
+        # Nested thousands deep (a 500 before), a lone surrogate: started anew.
+        page = post(admin, path, text="hello", transcript=forged)
+        assert page.status_code == 200
+        assert [turn["question"] for turn in transcript_of(text(page))] == ["hello"]
 
 
 def test_the_test_chat_says_when_it_asks_back_or_stays_silent(admin, caller, agent_id):

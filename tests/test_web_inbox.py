@@ -5,6 +5,7 @@ authors, delivery states, media, the agent's question and the contact;
 marking read; the regions a live refresh asks for; a customer's markup
 shown as text; and nothing of another workspace, on a page or the stream."""
 
+import base64
 import html
 import re
 from datetime import timedelta
@@ -98,6 +99,10 @@ def test_filters_search_and_the_older_link(client, desk, ana, monkeypatch):
     assert seen == [second, first]
 
 
+def cursor_of(document):
+    return base64.urlsafe_b64encode(document).decode().rstrip("=")
+
+
 @pytest.mark.parametrize(
     "query, named",
     [
@@ -105,6 +110,9 @@ def test_filters_search_and_the_older_link(client, desk, ana, monkeypatch):
         ("channel=nope", "channel"),
         ("agent=0b6f3b1e-0000-4000-8000-000000000000", "agent"),
         ("cursor=%%%", "cursor"),
+        # A cursor nested thousands deep, or naming a lone surrogate, was a 500.
+        ("cursor=" + cursor_of(b"[" * 2000 + b"]" * 2000), "cursor"),
+        ("cursor=" + cursor_of(b'[0, "2026-01-01T00:00:00", "\\ud800"]'), "cursor"),
         ("q=" + "x" * 201, "q"),
     ],
 )

@@ -281,6 +281,30 @@ def test_messages_over_the_size_limit_are_refused(client, site):
     assert_error(visitor.say("", "empty"), 400, "VALIDATION_ERROR", "text")
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type", "status", "named"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "application/json", 400, "nested deeper than 32"),
+        (b'{"text": "a\\ud800", "client_message_id": "s"}', "application/json", 400, "surrogate"),
+        (b'{"text": "hi", "client_message_id": "t"}', "text/plain", 415, "text/plain"),
+        (b"{nope", "application/json", 400, "send a JSON object"),
+    ],
+    ids=["nested", "lone-surrogate", "text-plain", "not-json"],
+)
+def test_a_body_the_widget_cannot_read_is_refused_naming_why(
+    client, site, body, content_type, status, named
+):
+    # The first two were 500s: the widget read its bodies without the API's limits.
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    for path in ("session", "messages"):
+        headers = {"Origin": SITE, "X-Visitor-Token": visitor.token, "Content-Type": content_type}
+        response = client.post(f"/widget/{site['id']}/api/{path}", data=body, headers=headers)
+        code = "UNSUPPORTED_MEDIA_TYPE" if status == 415 else "VALIDATION_ERROR"
+        assert_error(response, status, code, named)
+    assert visitor.poll() == []
+
+
 def test_the_channel_may_ask_for_name_and_email(client, caller, site):
     data(caller.patch(f"/v1/channels/{site['id']}", json={"settings": {"require_email": True}}))
     visitor = Visitor(client, site["id"])

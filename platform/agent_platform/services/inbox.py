@@ -18,7 +18,7 @@ import re
 from datetime import datetime
 from functools import partial
 
-from .. import formats
+from .. import formats, jsonbody
 from ..db import transaction
 from ..errors import ValidationError
 from ..models import inbox as queries
@@ -169,9 +169,11 @@ def _decode(cursor):
         return None
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        segment, updated_at, conversation_id = json.loads(raw)
+        # jsonbody's limits: a cursor is the client's text (a page's address),
+        # and one nested thousands deep, or holding a lone surrogate, was a 500.
+        segment, updated_at, conversation_id = jsonbody.loads(raw)
         datetime.fromisoformat(updated_at)  # compared with stored times: one of them
-    except (binascii.Error, ValueError, TypeError, UnicodeDecodeError):
+    except (binascii.Error, ValueError, TypeError):
         raise ValidationError("cursor", "not a cursor this list gave") from None
     if not isinstance(segment, int):
         raise ValidationError("cursor", "not a cursor this list gave")

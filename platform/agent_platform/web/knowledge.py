@@ -7,6 +7,7 @@ import json
 
 from flask import redirect, render_template, request, url_for
 
+from .. import jsonbody
 from ..api.schemas.learning import LearnSchema
 from ..api.schemas.trainings import (
     TrainingCreateSchema,
@@ -125,8 +126,8 @@ def test_chat_page(agent_id):
 
 def _transcript(raw):
     """The turns the form sent back, or none when it is not what we sent."""
-    try:
-        turns = json.loads(raw) if raw else []
+    try:  # with jsonbody's limits: the form's field is the client's text
+        turns = jsonbody.loads(raw.encode()) if raw else []
     except ValueError:
         return []
     if not isinstance(turns, list) or not all(_is_turn(turn) for turn in turns):
