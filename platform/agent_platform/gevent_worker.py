@@ -229,6 +229,8 @@ class BodyDeadline:
     def _unread_coding(self, environ):
         """(status, code, message, headers) refusing a body in a coding the
         service does not decode; None for a body as it is, or none."""
+        if "HTTP_TRANSFER_ENCODING" not in environ and "HTTP_CONTENT_ENCODING" not in environ:
+            return None  # most requests, at the cost of two lookups
         transfer = unread_transfer_codings(environ)
         if transfer:
             message = f"Transfer-Encoding: {transfer} is not supported; send the body uncompressed."
