@@ -3,8 +3,6 @@ limit, connecting to one agent, public links as QR codes, the website widget."""
 
 import io
 
-import segno
-
 from .. import formats
 from ..channels import adapters
 from ..db import transaction
@@ -238,6 +236,8 @@ def public_link(channel, public_url):
 
 def qrcode(workspace_id, channel_id, public_url, image_format="png", scale=8):
     """(image bytes, MIME type, link) of the channel's public link as a QR code."""
+    import segno  # here: 0.8 MB a service that shows no QR code does without
+
     link = public_link(get_channel(workspace_id, channel_id), public_url)
     code = segno.make(link, error="m", micro=False)
     buffer = io.BytesIO()
