@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_platform.channels.email import polling
+from agent_platform.channels.email.parser import MAX_PARTS
 from agent_platform.models import Channel, ChannelEvent, Contact, Message
 from agent_platform.models.email import EmailMailbox
 from agent_platform.services import replies
@@ -118,6 +119,21 @@ AUTOMATIC = [
 ]
 
 
+def test_a_mail_of_too_many_parts_is_recorded_as_failed_and_the_next_one_stored(
+    channel, dovecot, mailbox
+):
+    many = [(f"{n}.bin", "application/octet-stream", b"x") for n in range(MAX_PARTS)]
+    deliver(dovecot, mailbox, mail("Muitas partes.", attachments=many))
+    deliver(dovecot, mailbox, mail("E a seguinte?"))
+    assert poll(channel["id"]) == 1
+    assert [message.text for message in stored()] == ["E a seguinte?"]
+    [failed] = [
+        e.payload for e in ChannelEvent.of_channel(channel["id"]) if e.kind == "item_failed"
+    ]
+    assert failed["reason"] == f"TooComplex: the mail has more than {MAX_PARTS} MIME parts"
+    assert poll(channel["id"]) == 0  # not read again
+
+
 @pytest.mark.parametrize("headers", AUTOMATIC)
 def test_auto_replies_and_bulk_mail_are_logged_and_never_answered(
     caller, channel, dovecot, mailbox, smtp, headers
@@ -196,6 +212,7 @@ DYING = """
 import json, os, signal, sys
 from agent_platform import create_app
 from agent_platform.channels.email import polling
+from agent_platform.channels.email.parser import MAX_PARTS
 from agent_platform.models import Channel
 from agent_platform.models.email import EmailMailbox
 

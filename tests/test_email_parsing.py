@@ -1,10 +1,13 @@
 """What the agent reads of a mail, and mail no one wrote carefully: the
-parser never raises on a mail's content (public functions, no server)."""
+parser never raises on a mail's content but past its bounds (public
+functions, no server)."""
+
+import time
 
 import pytest
 
 from agent_platform.channels.email.intake import skip_reason
-from agent_platform.channels.email.parser import parse
+from agent_platform.channels.email.parser import MAX_HTML_CHARS, MAX_PARTS, TooComplex, parse
 from agent_platform.channels.email.sender import subject
 from agent_platform.channels.email.text import html_to_text, stripped, to_html
 
@@ -85,6 +88,40 @@ def test_hostile_mail_is_parsed_without_raising(raw):
     mail = parse(raw)
     assert mail.message_id.startswith("<") and len(mail.message_id) <= 200
     assert len(mail.thread) <= 50 and isinstance(mail.text, str)
+
+
+def parts_mail(count, nested=False):
+    """A mail of `count` one-byte attachment parts, or of parts nested `count` deep."""
+    head = b"From: a@b.co\r\nMessage-ID: <p@b.co>\r\nMIME-Version: 1.0\r\n"
+    if nested:
+        opened = b"".join(
+            b'Content-Type: multipart/mixed; boundary="n%d"\r\n\r\n--n%d\r\n' % (i, i)
+            for i in range(count)
+        )
+        closed = b"".join(b"--n%d--\r\n" % i for i in reversed(range(count)))
+        return head + opened + b"Content-Type: text/plain\r\n\r\nhi\r\n" + closed
+    part = b"--B\r\nContent-Type: application/octet-stream\r\n\r\nx\r\n"
+    return head + b"Content-Type: multipart/mixed; boundary=B\r\n\r\n" + part * count + b"--B--\r\n"
+
+
+def test_a_mail_of_too_many_parts_is_refused_while_it_is_read():
+    # 100,000 parts took 23 s on the server's one loop; 100 MB of them would
+    # have outlasted gunicorn's timeout, and been read again after each restart.
+    assert len(parse(parts_mail(MAX_PARTS - 1)).attachments) == MAX_PARTS - 1
+    with pytest.raises(TooComplex, match=f"more than {MAX_PARTS} MIME parts"):
+        parse(parts_mail(MAX_PARTS))  # its parts and the mail itself
+    started = time.monotonic()
+    with pytest.raises(TooComplex):
+        parse(parts_mail(100_000))
+    assert time.monotonic() - started < 2  # stopped at the limit, not after the rest
+    with pytest.raises(TooComplex, match="nested too deep"):
+        parse(parts_mail(2000, nested=True))  # a RecursionError in the email package
+
+
+def test_only_the_first_million_characters_of_an_html_body_are_read():
+    html = "<p>" + "a" * (MAX_HTML_CHARS - 3) + "</p><p>" + "b" * 3_000_000 + "</p>"
+    raw = b"From: a@b.co\r\nContent-Type: text/html\r\n\r\n" + html.encode()
+    assert parse(raw).text == "a" * (MAX_HTML_CHARS - 3)  # 100 MB of it took 40 s
 
 
 def test_a_mail_without_message_id_gets_one_from_its_bytes():

@@ -1,7 +1,9 @@
 """A mail as the IMAP server hands it (RFC 5322 bytes) turned into what the
-channel stores. `parse(raw)` never raises on a mail's content: headers that
-cannot be decoded are read as they are, an unknown charset as UTF-8 with
-replacements.
+channel stores. `parse(raw)` raises on a mail's content only past its bounds
+(TooComplex: more than MAX_PARTS MIME parts); headers that cannot be decoded
+are read as they are, an unknown charset as UTF-8 with replacements. The
+bounds keep a mail's parsing short: it runs on the server's one loop, which
+gunicorn restarts when it stops turning for `server.timeout_seconds`.
 
 - the Message-ID is the message's external id (a mail fetched twice is
   stored once); a mail without one gets `<sha256 of its bytes@no-message-id>`;
@@ -20,11 +22,13 @@ replacements.
 """
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC
 from email import message_from_bytes, policy
 from email.headerregistry import AddressHeader
+from email.message import EmailMessage
 from email.utils import parsedate_to_datetime
 
 from ... import mailheaders
@@ -36,6 +40,17 @@ _UNFOLD = re.compile(r"\r\n|\r|\n")
 MAX_THREAD = 50  # ids of a thread looked up; a References header can be long
 _BULK = ("bulk", "list", "junk", "auto_reply")
 _DAEMONS = ("mailer-daemon", "postmaster")
+# The email package spends about 0.2 ms on each part: a mail of 100,000
+# empty parts (5 MB) took 23 s, and one of media.max_bytes (100 MB) would
+# take longer than gunicorn lets the loop stop, in a loop of restarts.
+MAX_PARTS = 1000
+# Characters of an HTML body read for its text (0.4 s a million): a mail's
+# HTML is rarely a tenth of it, and 100 MB of it took 40 s.
+MAX_HTML_CHARS = 1_000_000
+
+
+class TooComplex(ValueError):
+    """A mail past what is parsed of one (stored as failed, with this reason)."""
 
 
 @dataclass
@@ -64,7 +79,7 @@ class Mail:
 
 
 def parse(raw):
-    message = message_from_bytes(raw, policy=policy.default)
+    message = _message(raw)
     name, sender = _sender(message)
     references = _ids(_raw(message, "References"))[-MAX_THREAD:]
     replied = _ids(_raw(message, "In-Reply-To"))[:1]
@@ -85,6 +100,22 @@ def parse(raw):
         to=_addresses(message, "To"),
         cc=_addresses(message, "Cc"),
     )
+
+
+def _message(raw):
+    """The mail's structure, read with the email package; TooComplex past
+    MAX_PARTS parts, refused while they are read rather than after."""
+    made = itertools.count(1)
+
+    def counted(policy):
+        if next(made) > MAX_PARTS:
+            raise TooComplex(f"the mail has more than {MAX_PARTS} MIME parts")
+        return EmailMessage(policy)
+
+    try:
+        return message_from_bytes(raw, policy=policy.default.clone(message_factory=counted))
+    except RecursionError:  # the email package reads nested parts recursively
+        raise TooComplex("the mail's MIME parts are nested too deep") from None
 
 
 def _header(message, name):
@@ -161,7 +192,7 @@ def _body(message):
         return _content(part).strip(), False
     part = _body_part(message, "html")
     if part is not None:
-        return mail_text.html_to_text(_content(part)), True
+        return mail_text.html_to_text(_content(part)[:MAX_HTML_CHARS]), True
     return "", False
 
 
