@@ -164,7 +164,8 @@ class Turn:
 
     @property
     def customer_text(self):
-        return "\n".join(filter(None, (engine.message_text(m) for m in self.pending)))
+        said = "\n".join(filter(None, (engine.message_text(m) for m in self.pending)))
+        return said[: engine.CUSTOMER_CHARS]
 
     @property
     def language(self):
