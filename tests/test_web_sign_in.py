@@ -133,6 +133,22 @@ def test_failed_sign_ins_per_address_are_limited(client, caller, ana):
     assert client.post("/app/sign-in", data=form, **elsewhere).status_code == 303
 
 
+def test_an_ipv6_client_is_limited_by_its_64_whatever_address_it_takes(client, caller, ana):
+    # Counted address by address, a client with a /64 (any home connection)
+    # could take a new one for each attempt and never meet the limit.
+    def attempt(address, email):
+        at = {"environ_base": {"REMOTE_ADDR": address}}
+        token = form_token(client.get("/app/sign-in", **at))
+        form = {"csrf_token": token, "email": email, "password": "not the password"}
+        return client.post("/app/sign-in", data=form, **at).status_code
+
+    for number in range(5):
+        assert attempt(f"2001:db8:1:2::{number + 1:x}", f"guess{number}@example.com") == 401
+    assert attempt("2001:db8:1:2:ffff:ffff:ffff:ffff", "ana@example.com") == 429
+    assert attempt("2001:db8:1:3::1", "guess9@example.com") == 401  # another /64
+    assert attempt("::ffff:192.0.2.8", "guess10@example.com") == 401  # IPv4, as IPv4
+
+
 def test_an_idle_session_is_refused(client, caller, ana):
     sign_in(client)
     UserSession.update(last_seen_at=utcnow() - timedelta(hours=8, seconds=1)).execute()

@@ -16,8 +16,9 @@ added here, and nothing else:
 - what gunicorn answers itself (a malformed request line or header, one too
   long) is in the API's error format rather than an HTML page;
 - no address holds more than `server.max_connections_per_address`
-  connections at once (not applied behind a proxy, `server.proxy_hops` > 0,
-  where every connection comes from the proxy);
+  connections at once, an IPv6 address's /64 counting as one (addresses.py;
+  not applied behind a proxy, `server.proxy_hops` > 0, where every
+  connection comes from the proxy);
 - a SQLite COMMIT runs on one of gevent's native threads (`OneThread`,
   db.run_commits_in): its writes and fsyncs no longer stop every other
   connection of the process while they last;
@@ -40,6 +41,7 @@ from gevent.threadpool import ThreadPool
 from gunicorn import util as gunicorn_util
 from gunicorn.workers.ggevent import GeventWorker
 
+from .addresses import limited_as
 from .bodies import unread_content_coding, unread_transfer_codings
 
 
@@ -73,7 +75,7 @@ class ServiceWorker(GeventWorker):
 
     def handle(self, listener, client, addr):
         """One connection, in a greenlet of its own."""
-        peer = addr[0] if isinstance(addr, tuple) else None
+        peer = limited_as(addr[0]) if isinstance(addr, tuple) else None
         if self.per_address and peer is not None and self.open_from[peer] >= self.per_address:
             self.log.debug("Refused a connection from %s: %d open", peer, self.open_from[peer])
             client.close()

@@ -1,0 +1,27 @@
+"""What a limit counts a client's address as: one subscriber, not one address.
+
+An ISP hands each subscriber a whole /64 of IPv6 addresses or more (RFC
+6177), any of which its hosts may take: counted one by one, a single client
+could use a new address for each request and never meet a limit (the rate
+limits on sign-in, on the widget's new visitors, on invalid keys, and the
+cap on open connections). So an IPv6 address counts as its /64, an
+IPv4-mapped one as the IPv4 address it maps, an IPv4 address as itself."""
+
+import ipaddress
+
+_SUBSCRIBER_PREFIX = 64
+
+
+def limited_as(address):
+    """The key `address` (text, as the connection or a proxy gave it) is
+    counted under; text that is no address is its own key."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if ip.version == 4:
+        return address
+    if ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    host_bits = 128 - _SUBSCRIBER_PREFIX
+    return str(ipaddress.IPv6Network((int(ip) >> host_bits << host_bits, _SUBSCRIBER_PREFIX)))
