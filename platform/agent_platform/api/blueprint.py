@@ -13,11 +13,10 @@ from marshmallow import fields
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
 
-from .. import jsonbody
-from ..bodies import has_body
-from ..errors import UnsupportedMediaType, ValidationError
+from ..errors import ValidationError
 from ..models.pagination import PageRequest
 from ..scopes import SCOPES
+from .json_bodies import read_json, refuse_other_media
 from .operation_ids import operation_id
 from .schemas.common import Bare, BareSchema
 
@@ -68,20 +67,17 @@ class ApiParser(FlaskParser):
         # A form (a document's upload) is read as one, anything else as JSON.
         if req.mimetype in _FORM_TYPES:
             return self.load_form(req, schema)
-        _refuse_other_media(req, "application/json, or multipart/form-data")
+        refuse_other_media(req, "application/json, or multipart/form-data")
         return self.load_json(req, schema)
 
     def _raw_load_json(self, req):
         # As webargs reads it, with the nesting and Unicode limits of jsonbody.
         if not is_json_request(req):
-            _refuse_other_media(req, "application/json")
+            refuse_other_media(req, "application/json")
             return _nothing_to_change(req)
-        body = req.get_data(cache=True)
         try:
-            loaded = jsonbody.loads(body)
-        except jsonbody.BodyError as error:
-            raise ValidationError(error.field, error.problem) from None
-        except (ValueError, UnicodeDecodeError) as error:
+            loaded = read_json(req.get_data(cache=True))
+        except ValueError as error:  # not JSON, or not UTF-8
             self._handle_invalid_json_error(error, req)
         return loaded if loaded != {} else _nothing_to_change(req, loaded)
 
@@ -96,19 +92,6 @@ class ApiParser(FlaskParser):
 
 _BODY_LOCATIONS = ("json", "json_or_form")
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
-# Enough of a Content-Type to recognise it in an error message.
-_MEDIA_TYPE_SHOWN = 100
-
-
-def _refuse_other_media(req, accepted):
-    """A body in a type the operation does not read is refused (415), not
-    taken for no body: a JSON document sent as text/plain would otherwise
-    create a resource with none of its fields."""
-    if has_body(req.environ) and not is_json_request(req):
-        sent = req.headers.get("Content-Type", "")[:_MEDIA_TYPE_SHOWN] or "(none)"
-        raise UnsupportedMediaType(
-            f"Content-Type: {sent} is not read here; send the body as {accepted}."
-        )
 
 
 def _nothing_to_change(req, loaded=core.missing):
@@ -191,7 +174,7 @@ class ApiBlueprint(Blueprint):
         decorator = super().arguments(_instance(schema), **kwargs)
         if kwargs.get("location", "json") not in _BODY_LOCATIONS:
             return decorator
-        return lambda func: self.errors(415)(decorator(func))  # see _refuse_other_media
+        return lambda func: self.errors(415)(decorator(func))  # see refuse_other_media
 
     def response(self, status_code, schema=None, **kwargs):
         return super().response(status_code, _instance(schema), **kwargs)

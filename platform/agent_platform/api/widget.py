@@ -13,12 +13,12 @@ from typing import NamedTuple
 from flask import Blueprint, Response, current_app, g, jsonify, request
 from werkzeug.wrappers import Request
 
-from .. import jsonbody
 from ..bodies import has_body
 from ..channels.website import assets, push, visitors
 from ..db import end_request
-from ..errors import PayloadTooLarge, RateLimited, UnsupportedMediaType, ValidationError
+from ..errors import PayloadTooLarge, RateLimited, ValidationError
 from ..services import rate_limits
+from .json_bodies import json_or_none, refuse_other_media
 from .ratelimit import client_address
 from .sse import event_stream
 
@@ -276,17 +276,8 @@ def _limiters(app):
 def _body():
     """The JSON object the page sent, read with the API's limits (nesting,
     text that is Unicode): a lone surrogate escape was a 500 here."""
-    if not has_body(request.environ):
-        raise ValidationError("body", "send a JSON object")
-    if not request.is_json:
-        sent = request.headers.get("Content-Type", "")[:100] or "(none)"
-        raise UnsupportedMediaType(f"Content-Type: {sent} is not read here; send application/json.")
-    try:
-        body = jsonbody.loads(request.get_data(cache=True))
-    except jsonbody.BodyError as error:
-        raise ValidationError(error.field, error.problem) from None
-    except ValueError:  # not JSON, or not UTF-8
-        body = None
+    refuse_other_media(request, "application/json")
+    body = json_or_none(request.get_data(cache=True))
     if not isinstance(body, dict):
         raise ValidationError("body", "send a JSON object")
     return body
