@@ -5,6 +5,7 @@ no delivery behind (agent_platform.gevent_worker)."""
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,6 +13,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
@@ -195,6 +197,34 @@ def alive(pid):
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+
+
+def signed_in_wrongly(served, number):
+    """A sign-in with an unknown e-mail (hashed all the same): its status."""
+    session = requests.Session()
+    page = session.get(f"{served.base}/app/sign-in", timeout=10).text
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    form = {"csrf_token": token, "email": f"nobody{number}@example.com", "password": "x" * 12}
+    answer = session.post(f"{served.base}/app/sign-in", data=form, timeout=30)
+    return answer.status_code
+
+
+@pytest.mark.parametrize("served", [{"RATE_LIMIT_REQUESTS": 100_000}], indirect=True)
+def test_password_hashes_run_beside_the_loop_not_on_it(served):
+    # About 90 ms each: on the loop, ten sign-ins at once held every request
+    # for about a second.
+    with ThreadPoolExecutor(10) as pool:
+        started = time.monotonic()
+        signing = [pool.submit(signed_in_wrongly, served, number) for number in range(10)]
+        waits = []
+        while not all(sign_in.done() for sign_in in signing):
+            status, seconds = served.me()
+            assert status == 200
+            waits.append(seconds)
+        took = time.monotonic() - started
+    assert [sign_in.result() for sign_in in signing] == [401] * 10
+    assert took > 0.5 and len(waits) > 5  # the hashes, one at a time, took that long
+    assert max(waits) < 0.3, waits
 
 
 WATCHED_TIMEOUT = 10  # server.timeout_seconds's least

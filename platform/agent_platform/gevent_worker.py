@@ -20,7 +20,8 @@ added here, and nothing else:
   not applied behind a proxy, `server.proxy_hops` > 0, where every
   connection comes from the proxy);
 - a SQLite COMMIT runs on one of gevent's native threads (`OneThread`,
-  db.run_commits_in): its writes and fsyncs no longer stop every other
+  db.run_commits_in), and a password's hash on another (about 90 ms,
+  services.users.run_hashes_in): they no longer stop every other
   connection of the process while they last;
 - SIGTERM tells the background jobs at once to take no more work, so they
   end within gunicorn's graceful timeout with the HTTP requests in flight,
@@ -62,8 +63,10 @@ class ServiceWorker(GeventWorker):
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         if "DATABASE_PATH" in config:  # the service (a bench's bare app has none)
             from .db import run_commits_in
+            from .services.users import run_hashes_in
 
             run_commits_in(OneThread().run)
+            run_hashes_in(OneThread().run)
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):
             self.per_address = config.get("SERVER_MAX_CONNECTIONS_PER_ADDRESS", 0)
@@ -151,9 +154,10 @@ def write_error_in_json(sock, status, reason, message):
 
 class OneThread:
     """Calls run on one native thread of gevent's, each greenlet waiting
-    for its own without holding the others up. One thread is enough: the
-    calls are commits of write transactions, which take turns anyway, and
-    each thread that runs SQLite gets a malloc arena of its own to keep."""
+    for its own without holding the others up. One thread for each kind of
+    call is enough: commits of write transactions take turns anyway (and
+    each thread that runs SQLite gets a malloc arena of its own to keep);
+    password hashes are few, and one at a time bounds their CPU."""
 
     def __init__(self):
         self.pool = ThreadPool(1)
