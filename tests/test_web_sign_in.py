@@ -89,6 +89,12 @@ def test_the_next_page_is_kept_but_never_another_site(client, caller, ana):
     token = form_token(client.get("/app/sign-in"))
     response = client.post("/app/sign-in?next=/app/team", data={**form, "csrf_token": token})
     assert response.headers["Location"] == "/app/team"
+    # Signed in, the form sends on at once. A line break was a 500.
+    refused = ("/app%0d%0aSet-Cookie:%20x=1", "/app/%0ax", "/app%E2%80%A8x", "/appx", "/app\\x")
+    for wanted in refused:
+        response = client.get(f"/app/sign-in?next={wanted}")
+        assert (response.status_code, response.headers["Location"]) == (303, "/app"), wanted
+    assert client.get("/app/sign-in?next=/app?state=mine").headers["Location"] == "/app?state=mine"
 
 
 def test_failed_sign_ins_per_account_are_limited_and_say_when_to_retry(app, client, caller, ana):

@@ -72,8 +72,10 @@ def _welcome_page(link, error=None):
 
 def _next_page():
     """Where to go after signing in: a page of /app named by ?next=, else
-    the inbox (never another site: `//evil.example` is refused too)."""
+    the inbox (never another site: `//evil.example` is refused too; nor
+    a line break, which no Location header can carry: it was a 500)."""
     wanted = request.values.get("next", "")
-    if wanted.startswith(PREFIX) and not wanted.startswith("//") and "\\" not in wanted:
+    within = wanted == PREFIX or wanted.startswith((f"{PREFIX}/", f"{PREFIX}?"))
+    if within and "\\" not in wanted and wanted.isprintable():
         return wanted
     return url_for("web.home")
