@@ -370,6 +370,23 @@ def test_a_malformed_item_is_logged_and_the_others_kept(client, caller, channel)
     assert event.kind == "malformed" and event.payload["item"] == broken
 
 
+def test_a_profile_or_field_of_another_shape_is_answered_not_a_500(client, caller, channel):
+    # A contact's profile that was not an object was a 500 (Meta sends it
+    # again for days); a change's field that was not text failed its notice.
+    for number, profile in enumerate(["Bia", 7, ["Bia"], {"name": 7}, None]):
+        wamid = f"wamid.P{number}"
+        payload = messages_payload(
+            text("oi", wamid=wamid), contacts=[{"wa_id": CUSTOMER, "profile": profile}]
+        )
+        assert received(client, channel["id"], payload)["messages"] == 1
+        assert stored(caller, wamid)["text"] == "oi"
+    [contact] = Contact.select()
+    assert contact.phone == "+" + CUSTOMER
+    payload = envelope((["account_update"], {"event": "x"}), ({"a": 1}, {"event": "y"}))
+    assert received(client, channel["id"], payload)["notices"] == 2
+    assert [event.kind for event in ChannelEvent.select()] == ["unknown", "unknown"]
+
+
 def test_a_byte_identical_redelivery_stores_nothing_new(client, caller, channel):
     body = json.dumps(messages_payload(text(wamid="wamid.ONCE"))).encode()
     first = post(client, channel["id"], None, raw=body)

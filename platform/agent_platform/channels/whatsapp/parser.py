@@ -54,7 +54,7 @@ def parse(payload, phone_number_id=None):
 def _change(entry_id, change, phone_number_id):
     if not isinstance(change, dict) or not isinstance(change.get("value"), dict):
         return [Notice("malformed", {"reason": "change without value", "change": change})]
-    kind, value = change.get("field") or "unknown", change["value"]
+    kind, value = _field(change.get("field")), change["value"]
     if kind != "messages":
         return [Notice(kind, {"entry_id": entry_id, "value": value})]
     metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
@@ -79,13 +79,25 @@ def _list(value):
     return value if isinstance(value, list) else []
 
 
+def _field(field):
+    """The change's field (a notice's kind): text, else "unknown"."""
+    return field if isinstance(field, str) and field else "unknown"
+
+
 def _names(contacts):
     """{wa_id: profile name} of the change's contacts."""
     names = {}
     for contact in _list(contacts):
         if isinstance(contact, dict) and contact.get("wa_id"):
-            names[str(contact["wa_id"])] = ((contact.get("profile") or {}).get("name")) or None
+            names[str(contact["wa_id"])] = _profile_name(contact.get("profile"))
     return names
+
+
+def _profile_name(profile):
+    """The name of a contact's profile ({"name": text}), else None: a
+    profile of another shape was a 500 to Meta, which sends it again."""
+    name = profile.get("name") if isinstance(profile, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _guarded(read, item, *args):
