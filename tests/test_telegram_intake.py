@@ -146,8 +146,11 @@ def test_a_polling_channel_accepts_no_webhook_post(client, caller):
 def test_a_body_that_is_no_update_is_refused(client, caller, bot_api):
     channel = telegram_channel(caller, mode="webhook")
     secret = bot_api.webhook["secret_token"]
-    for body in ({"message": {}}, [1], {"update_id": "1"}):
+    # An id past 64 bits was a 500 (the column holds 64); true is no id.
+    beyond = [{"update_id": odd, **message_update()} for odd in (2**63, 10**30, -1, True)]
+    for body in ({"message": {}}, [1], {"update_id": "1"}, *beyond):
         assert_error(deliver(client, channel["id"], body, secret), 400, "VALIDATION_ERROR", "body")
+    assert TelegramUpdate.select().count() == 0
     headers = {"X-Telegram-Bot-Api-Secret-Token": secret, "Content-Type": "application/json"}
     response = client.post(f"/inbound/telegram/{channel['id']}", data=b"{no", headers=headers)
     refused = assert_error(response, 400, "VALIDATION_ERROR")

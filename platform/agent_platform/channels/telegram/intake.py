@@ -44,9 +44,20 @@ def telegram_channel(channel_id):
 def decoded(body):
     """A webhook body as an Update object, else 400 naming the body."""
     update = callback_json(body)
-    if not isinstance(update, dict) or not isinstance(update.get("update_id"), int):
+    if not is_update(update):
         raise ValidationError("body", "is not a Telegram Update (an object with update_id)")
     return update
+
+
+# Telegram's update ids are positive and fit 64 bits; one past them was a
+# 500 (a column holds 64 bits), and true or false are no ids.
+_UPDATE_IDS = range(0, 2**63)
+
+
+def is_update(update):
+    """Whether `update` (decoded JSON) is an Update this channel can store."""
+    update_id = update.get("update_id") if isinstance(update, dict) else None
+    return type(update_id) is int and update_id in _UPDATE_IDS
 
 
 def store(channel, updates, now=None):

@@ -19,7 +19,7 @@ from ...models.base import utcnow
 from ...models.telegram import TelegramUpdate
 from ..channel_errors import channel_error, said_already
 from .botapi import BotApiError, client
-from .intake import store
+from .intake import is_update, store
 from .webhook import ALLOWED_UPDATES, unregister
 
 log = logging.getLogger("agent_platform.telegram")
@@ -69,7 +69,7 @@ def poll_channel(channel, now=None):
     if not isinstance(updates, list):
         log.warning("Telegram getUpdates gave no list on channel %s", channel.id)
         return 0
-    valid = [u for u in updates if isinstance(u, dict) and isinstance(u.get("update_id"), int)]
+    valid = [update for update in updates if is_update(update)]
     counts = store(channel, valid, now)
     return len(valid) - counts["duplicates"]
 
