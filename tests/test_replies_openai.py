@@ -300,6 +300,21 @@ def test_token_usage_is_charged_per_thousand_tokens(caller, shop, stub, app):
     assert data(caller.get(f"/v1/agents/{shop['agent_id']}/credits"))["total_credits"] == 3
 
 
+def test_token_counts_no_call_can_have_are_taken_as_not_reported(caller, shop, stub, app):
+    # Credits are charged by them: -5 failed the job as an internal error,
+    # 10**30 spent 2e27 credits at once.
+    app.config["CREDITS_PER_1K_TOKENS"] = 2
+    for number, count in enumerate((-5, 10**30, True, 1.5e3)):
+        usage = {"prompt_tokens": count, "completion_tokens": count, "total_tokens": count}
+        stub.script(answer(f"Sure {number}.", usage=usage))
+        message = customer_says(shop["channel_id"], f"hello {number}?", at(number * 100))
+        assert run_replies(at(number * 100 + 2)) == 1
+        assert outbound(message.conversation_id)[-1].text == f"Sure {number}."
+        assert outbound(message.conversation_id)[-1].metadata["reply"].get("usage") is None
+    credits = data(caller.get(f"/v1/agents/{shop['agent_id']}/credits"))
+    assert credits["total_credits"] == 4  # CREDITS_PER_REPLY (1) each
+
+
 def test_reply_preview_shows_the_request_without_sending_it(caller, shop, stub, make_caller):
     add_qa(caller, shop["agent_id"], "Quanto custa a entrega?", "A entrega custa R$ 5.")
     message = customer_says(shop["channel_id"], "quanto custa a entrega?", at(0))

@@ -176,10 +176,17 @@ def _run_call(toolset, call, records):
     return {"role": "tool", "tool_call_id": str(call.get("id", "")), "content": content}
 
 
+# Token counts a model server may report for one call. Credits are charged
+# by them: a count below zero failed the reply job as an internal error, one
+# of 10**30 spent the workspace's credits at once. No call reads or writes a
+# billion tokens; a count outside is taken as not reported.
+_TOKEN_COUNTS = range(0, 10**9 + 1)
+
+
 def _add_usage(total, usage):
     if not isinstance(usage, dict):
         return
     for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
         value = usage.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if type(value) is int and value in _TOKEN_COUNTS:
             total[name] = total.get(name, 0) + value
