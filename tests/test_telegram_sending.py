@@ -126,6 +126,18 @@ def test_a_blocked_bot_fails_the_message_with_the_reason(caller, bot_api, chat):
     assert event["id"] == message["id"]
 
 
+def test_a_refusal_of_another_shape_fails_the_message_in_words(caller, bot_api, chat):
+    # An error_code or description of another type was stored as it came.
+    message = data(post(caller, chat, text="Oi"), 201)
+    body = {"ok": False, "error_code": [400], "description": {"text": "Bad Request"}}
+    bot_api.script.append(Scripted(403, body))
+    sending.send_queued()
+    failed = data(caller.get(f"/v1/messages/{message['id']}"))
+    assert failed["status"] == "failed"
+    assert failed["error"]["code"] == "403"
+    assert failed["error"]["title"] == "The Bot API answered HTTP 403 without a result"
+
+
 def test_an_unreachable_bot_api_is_retried_and_never_shows_the_token(app, caller, bot_api, chat):
     message = data(post(caller, chat, text="Oi"), 201)
     app.config["TELEGRAM_API_BASE"] = "http://127.0.0.1:9"

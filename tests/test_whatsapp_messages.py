@@ -385,6 +385,11 @@ def test_a_profile_or_field_of_another_shape_is_answered_not_a_500(client, calle
     payload = envelope((["account_update"], {"event": "x"}), ({"a": 1}, {"event": "y"}))
     assert received(client, channel["id"], payload)["notices"] == 2
     assert [event.kind for event in ChannelEvent.select()] == ["unknown", "unknown"]
+    errors = [{"code": [1], "title": {"a": 1}, "message": 2, "error_data": "not an object"}]
+    payload = envelope(("messages", messages_value(errors=errors)))
+    assert received(client, channel["id"], payload)["notices"] == 1  # was a 500
+    error = ChannelEvent.select().order_by(ChannelEvent.id.desc()).get().payload["error"]
+    assert error == {"code": "UNKNOWN", "title": "Error", "details": None}
 
 
 def test_a_byte_identical_redelivery_stores_nothing_new(client, caller, channel):

@@ -166,6 +166,36 @@ def test_an_api_error_with_nul_fails_the_message_with_u_fffd(caller, conversatio
     assert message_events(caller) == ["message.failed"]
 
 
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        ({"message": "m", "code": [131026], "error_data": "x"}, ("HTTP_400", "m", None)),
+        ({"message": {"a": 1}, "code": True, "error_data": ["x"]}, ("HTTP_400", None, None)),
+        (
+            {"message": 7, "code": 10**30, "error_data": {"details": {"a": 1}}},
+            (str(10**30), None, None),
+        ),
+    ],
+    ids=["list-code-text-data", "object-message-true-code", "number-message-object-details"],
+)
+def test_an_api_error_of_another_shape_fails_the_message_in_words(
+    caller, conversation, graph, error, expected
+):
+    # Error data as text was an internal error, the message queued again; a
+    # title of another type was stored as it came.
+    message = queue(caller, conversation)
+    graph.fail_next(400, error)
+    sending.send_queued()
+    failed = shown(caller, message)
+    code, title, details = expected
+    assert failed["status"] == "failed"
+    assert failed["error"] == {
+        "code": code,
+        "title": title or "The Graph API answered HTTP 400",
+        "details": details,
+    }
+
+
 def test_a_bad_token_is_final(caller, channel, conversation, graph):
     caller.patch(f"/v1/channels/{channel['id']}", json={"settings": {"access_token": "expired"}})
     message = queue(caller, conversation)

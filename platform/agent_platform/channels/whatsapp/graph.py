@@ -14,6 +14,7 @@ import requests
 from flask import current_app
 
 from ... import jsonbody
+from .meta_errors import error_fields
 
 # Error codes that mean "too fast" or "try later" (besides HTTP 429 and 5xx):
 # 4 app rate limit, 80007 account rate limit, 130429 throughput, 131048 spam
@@ -139,11 +140,12 @@ def error_from(status, body, any_status=False):
     limit / temporary codes; other 4xx are final (any_status: every status,
     for downloads whose URL may simply have expired)."""
     error = body.get("error") if isinstance(body, dict) else None
-    error = error if isinstance(error, dict) else {}
-    code = error.get("code")
-    title = error.get("message") or f"The Graph API answered HTTP {status}"
-    details = (error.get("error_data") or {}).get("details") or error.get("error_user_msg")
-    retryable = any_status or status >= 500 or status == 429 or code in RETRYABLE_CODES
-    return GraphError(
-        code if code is not None else f"HTTP_{status}", title, details, retryable, status
-    )
+    code, title, details = error_fields(error)
+    retryable = any_status or status >= 500 or status == 429 or _retryable_code(error)
+    title = title or f"The Graph API answered HTTP {status}"
+    return GraphError(code or f"HTTP_{status}", title, details, retryable, status)
+
+
+def _retryable_code(error):
+    code = error.get("code") if isinstance(error, dict) else None
+    return type(code) is int and code in RETRYABLE_CODES

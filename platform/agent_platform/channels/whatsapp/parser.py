@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ..neutral import IdentityChange, InboundMessage, Reaction, StatusUpdate
+from .meta_errors import error_fields
 from .window import reengagement
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
@@ -255,11 +256,12 @@ def error_of(errors):
     first = errors[0] if isinstance(errors, list) and errors else errors
     if not isinstance(first, dict):
         return {"code": "UNKNOWN", "title": str(first), "details": None}
-    details = (first.get("error_data") or {}).get("details") or first.get("details")
+    code, title, details = error_fields(first)
+    message = first.get("message")
     return {
-        "code": str(first.get("code", "UNKNOWN")),
-        "title": first.get("title") or first.get("message") or "Error",
-        "details": details or first.get("message"),
+        "code": code or "UNKNOWN",
+        "title": title or "Error",
+        "details": details or (message if isinstance(message, str) else None),
     }
 
 
