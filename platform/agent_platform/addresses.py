@@ -15,11 +15,11 @@ _SUBSCRIBER_PREFIX = 64
 def limited_as(address):
     """The key `address` (text, as the connection or a proxy gave it) is
     counted under; text that is no address is its own key."""
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
+    if ":" not in address:  # IPv4 (or no address): as it is, without parsing it
         return address
-    if ip.version == 4:
+    try:
+        ip = ipaddress.IPv6Address(address)
+    except ValueError:
         return address
     if ip.ipv4_mapped is not None:
         return str(ip.ipv4_mapped)

@@ -192,10 +192,10 @@ def _body(message):
     """(text, whether it came from HTML) of the mail's body."""
     part = _body_part(message, "plain")
     if part is not None:
-        return _content(part)[:MAX_BODY_CHARS].strip(), False
+        return _content(part).strip(), False
     part = _body_part(message, "html")
     if part is not None:
-        return mail_text.html_to_text(_content(part)[:MAX_BODY_CHARS]), True
+        return mail_text.html_to_text(_content(part)), True
     return "", False
 
 
@@ -207,13 +207,14 @@ def _body_part(message, subtype):
 
 
 def _content(part):
+    """The part's text, its first MAX_BODY_CHARS."""
     try:
         content = part.get_content()
     except (LookupError, ValueError, AssertionError):
         content = None
     if not isinstance(content, str):
         content = (part.get_payload(decode=True) or b"").decode("utf-8", "replace")
-    return content.replace("\r\n", "\n")
+    return content.replace("\r\n", "\n")[:MAX_BODY_CHARS]
 
 
 def _attachments(message):
