@@ -32,6 +32,7 @@ SQLite keeps a connection it opened on a read-only file read-only for good,
 and reused, it would fail long after the file is writable again.
 """
 
+import collections
 import contextlib
 import logging
 import sqlite3
@@ -93,22 +94,54 @@ class _Lease:
 
 class _WriteTurns:
     """This process's write transactions, one at a time (see the module's
-    docstring). Waiting longer than SQLite's busy timeout fails as SQLite
-    would ("database is locked"). The turn belongs to a connection, ended
-    when it commits, rolls back or goes back to the pool."""
+    docstring), in the order they asked. Waiting longer than SQLite's busy
+    timeout fails as SQLite would ("database is locked"). The turn belongs
+    to a connection, ended when it commits, rolls back or goes back to the
+    pool.
+
+    An ended turn is handed to the first in line, never left free: a plain
+    lock is free again at once, and a greenlet that ends its turn and asks
+    again before the loop runs the waiter it woke (a client sending its next
+    write the moment it has its answer) took it back every time, while the
+    others waited out the busy timeout and failed."""
 
     def __init__(self, timeout):
-        self.lock, self.timeout, self.holder = threading.Lock(), timeout, None
+        self.timeout, self.holder = timeout, None
+        self._guard = threading.Lock()  # held for a few lines, never across a wait
+        self._line = collections.deque()  # the waiters, first come first
 
     def take(self, connection):
-        if not self.lock.acquire(timeout=self.timeout):
+        with self._guard:
+            if self.holder is None and not self._line:
+                self.holder = connection
+                return
+            waiter = _Waiter(connection)
+            self._line.append(waiter)
+        try:
+            handed = waiter.wait(self.timeout)
+        except BaseException:  # interrupted (a timeout, a kill): out of the line
+            if not self._leave(waiter):
+                self.end(connection)  # handed to it meanwhile: on to the next
+            raise
+        if not handed and self._leave(waiter):
             raise OperationalError("database is locked")
-        self.holder = connection
+
+    def _leave(self, waiter):
+        """Whether `waiter` left the line before its turn came (else the turn
+        was handed to it while its wait ended: it is its turn now)."""
+        with self._guard:
+            if waiter in self._line:
+                self._line.remove(waiter)
+                return True
+            return False
 
     def end(self, connection):
-        if connection is not None and self.holder is connection:
-            self.holder = None
-            self.lock.release()
+        with self._guard:
+            if connection is None or self.holder is not connection:
+                return
+            self.holder = self._line[0].connection if self._line else None
+            if self._line:
+                self._line.popleft().wake()
 
     @contextlib.contextmanager
     def turn(self, connection):
@@ -117,6 +150,23 @@ class _WriteTurns:
             yield
         finally:
             self.end(connection)
+
+
+class _Waiter:
+    """A connection in line for the write turn; its lock is let go when the
+    turn is handed to it."""
+
+    __slots__ = ("connection", "_lock")
+
+    def __init__(self, connection):
+        self.connection, self._lock = connection, threading.Lock()
+        self._lock.acquire()
+
+    def wait(self, timeout):
+        return self._lock.acquire(timeout=timeout)
+
+    def wake(self):
+        self._lock.release()
 
 
 _NO_TURN = contextlib.nullcontext()

@@ -15,6 +15,10 @@ added here, and nothing else:
   refused before it is read: 415 and 501, naming the header;
 - what gunicorn answers itself (a malformed request line or header, one too
   long) is in the API's error format rather than an HTML page;
+- the loop turns at least every millisecond or so, to serve every ready
+  connection (`_give_way`): gevent switches only where a greenlet would
+  block, and a kept-alive connection whose next request is already there
+  never does;
 - no address holds more than `server.max_connections_per_address`
   connections at once, an IPv6 address's /64 counting as one (addresses.py;
   not applied behind a proxy, `server.proxy_hops` > 0, where every
@@ -34,6 +38,7 @@ The master imports this module before the fork: it imports nothing of the app.
 import contextlib
 import io
 import json
+import time
 from collections import Counter
 
 import gevent
@@ -52,10 +57,18 @@ class BodyStalled(Exception):
     connection instead of looking for a next request after it."""
 
 
+# How long the connection being served may keep the loop before it lets the
+# others have their turn (_give_way); and a wait that ends only after the
+# loop's next poll (gevent.sleep(0) may end before it).
+TURN_SECONDS = 0.001
+_NEXT_POLL = 1e-6
+
+
 class ServiceWorker(GeventWorker):
     jobs = None  # the scheduler, which server.py starts after the fork and stops
     header_timeout = 10.0
     per_address = 0  # no cap
+    _turn = (-1, 0.0)  # the loop's iteration, and when this worker first saw it
 
     def load_wsgi(self):
         super().load_wsgi()
@@ -73,6 +86,7 @@ class ServiceWorker(GeventWorker):
         self.open_from = Counter()
         self.waiting = {}  # connection -> (its greenlet, its Timeout) while waiting for a request
         self._connection = local()  # this greenlet's connection
+        self._loop = gevent.get_hub().loop
         if "SERVER_BODY_TIMEOUT_SECONDS" in config:
             self.wsgi = BodyDeadline(self.wsgi, config["SERVER_BODY_TIMEOUT_SECONDS"])
 
@@ -99,10 +113,26 @@ class ServiceWorker(GeventWorker):
         (a stream closed by close_all) is closed instead of kept alive."""
         if not self.alive:
             raise StopIteration("the worker is stopping")  # gunicorn closes it
+        self._give_way()
         connection = self._connection
         seconds = self.header_timeout if connection.fresh else self.cfg.keepalive
         connection.fresh = False
         return self._waiting(connection.client, seconds)
+
+    def _give_way(self):
+        """Before a connection's next request: let the loop turn (serving
+        every other connection that is ready, and the jobs' timers) when it
+        has not for TURN_SECONDS. gevent switches greenlets only where one
+        would block, and a client that sends its next request as soon as it
+        has its answer, or many at once, is never waited for: its connection
+        was served again and again while every other waited (16 busy
+        connections: p50 0.6 ms, p99 0.5-1.5 s; behind 10,000 pipelined
+        requests, a new client waited 4.2 s)."""
+        iteration, now = self._loop.iteration, time.monotonic()
+        if iteration != self._turn[0]:
+            self._turn = (iteration, now)
+        elif now - self._turn[1] > TURN_SECONDS:
+            gevent.sleep(_NEXT_POLL)
 
     @contextlib.contextmanager
     def _waiting(self, client, seconds):
