@@ -50,7 +50,7 @@ def test_gunicorn_with_two_workers_stops_with_the_reason(tmp_path, worker_class)
         cwd=ROOT, env=environ, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 3, result.stderr
-    assert "is already serving" in result.stderr and "(pid " in result.stderr
+    assert "is already serving" in result.stderr and "(pid " in result.stderr, result.stderr[-3000:]
 
 
 def test_the_lock_goes_with_the_process(tmp_path):
@@ -121,3 +121,35 @@ def test_a_process_forked_from_the_server_does_not_hold_its_lock(tmp_path):
     finally:
         os.kill(fork, signal.SIGKILL)
         server.stdout.close()
+
+
+LOCKS_THEN_WRITES_ITS_PID = """
+import fcntl, os, sys, time
+from agent_platform.instance import lock_path
+handle = open(lock_path(sys.argv[1]), "a+")
+fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+handle.truncate(0)
+print("locked", flush=True)
+time.sleep(0.2)  # as a server between taking the lock and writing its pid
+handle.write(f"{os.getpid()}\\n")
+handle.flush()
+time.sleep(30)
+"""
+
+
+def test_a_process_refused_names_the_holder_that_had_not_yet_written_its_pid(tmp_path):
+    """Refused between the holder's lock and its pid, a second process told
+    no pid (seen once in `make test`): it looks again for a moment."""
+    database = str(tmp_path / "race.db")
+    environ = {**os.environ, "PYTHONPATH": str(ROOT / "platform")}
+    holder = subprocess.Popen([sys.executable, "-c", LOCKS_THEN_WRITES_ITS_PID, database],
+                              env=environ, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        refused = subprocess.run([sys.executable, "-c", CLAIMS, database], env=environ,
+                                 capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert f"another process (pid {holder.pid}) is already serving" in refused.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()

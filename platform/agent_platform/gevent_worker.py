@@ -111,9 +111,9 @@ class ServiceWorker(GeventWorker):
         kept-alive connection's waiting included): closed silently past it.
         Once the worker stops, a connection whose response has just ended
         (a stream closed by close_all) is closed instead of kept alive."""
+        self._give_way()  # first: the worker may have been told to stop meanwhile
         if not self.alive:
             raise StopIteration("the worker is stopping")  # gunicorn closes it
-        self._give_way()
         connection = self._connection
         seconds = self.header_timeout if connection.fresh else self.cfg.keepalive
         connection.fresh = False

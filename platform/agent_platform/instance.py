@@ -22,10 +22,12 @@ there (docs/postgresql.md, issue 42), and the server is no file of ours.
 import errno
 import fcntl
 import os
+import time
 
 from . import private
 from .db import database, is_postgresql
 
+_HOLDER_LOOKS = 25  # half a second
 _held = {}  # lock path -> the open file holding its lock, kept for the process's life
 
 
@@ -84,6 +86,13 @@ def release(database_path):
 
 
 def _holder(handle):
-    handle.seek(0)
-    pid = handle.read().strip()
-    return f" (pid {pid})" if pid.isdigit() else ""
+    """ " (pid N)" of the process holding the lock. It writes its pid just
+    after taking the lock: a process that found the lock taken in between
+    read an empty file, so it looks again for a moment ("" if still none)."""
+    for _ in range(_HOLDER_LOOKS):
+        handle.seek(0)
+        pid = handle.read().strip()
+        if pid.isdigit():
+            return f" (pid {pid})"
+        time.sleep(0.02)
+    return ""
