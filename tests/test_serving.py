@@ -305,7 +305,8 @@ def beside(tmp_path, settings, arguments):
         assert process.wait(timeout=40) == 0
 
 
-GREENLETS_TAKE_TURNS = """
+# A script under gevent, on a migrated SQLite file (its argument): its app and database.
+GEVENT_APP = """
 from gevent import monkey
 monkey.patch_all()
 import sys, time, gevent
@@ -317,6 +318,11 @@ app = create_app({"DATABASE_PATH": sys.argv[1], "DATABASE_BUSY_TIMEOUT_SECONDS":
 with app.app_context():
     apply_migrations()
 database.close_all()
+"""
+
+GREENLETS_TAKE_TURNS = (
+    GEVENT_APP
+    + """
 ticks = []
 
 def writer(pause):
@@ -338,6 +344,7 @@ gevent.joinall([gevent.spawn(writer, 1.0), gevent.spawn(writer, 0), gevent.spawn
 gaps = [b - a for a, b in zip(ticks, ticks[1:])]
 print(round(max(gaps), 2), round(time.monotonic() - started, 2))
 """
+)
 
 
 def test_greenlets_take_turns_to_write_without_stopping_the_process(tmp_path):

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from test_cli import ROOT
-from test_serving import served  # noqa: F401  (the fixture)
+from test_serving import GEVENT_APP, served  # noqa: F401  (served: the fixture)
 
 BATCH = 4000  # requests sent at once on one connection: seconds of work
 
@@ -80,19 +80,9 @@ def test_writers_take_the_write_turn_in_the_order_they_asked(served):  # noqa: F
     assert ended < batch.finished
 
 
-A_WAITER_GIVES_UP = """
-from gevent import monkey
-monkey.patch_all()
-import sys, time, gevent
-from agent_platform import create_app
-from agent_platform.db import database, transaction
-from agent_platform.migrate import apply_migrations
-
-app = create_app({"DATABASE_PATH": sys.argv[1], "DATABASE_BUSY_TIMEOUT_SECONDS": 3})
-with app.app_context():
-    apply_migrations()
-database.close_all()
-
+A_WAITER_GIVES_UP = (
+    GEVENT_APP
+    + """
 def write(pause=0, after=0, give_up=None):
     gevent.sleep(after)
     with app.app_context(), gevent.Timeout(give_up):
@@ -112,6 +102,7 @@ later = gevent.spawn(write, after=0.15)
 gevent.joinall([holding, impatient, later])
 print(type(impatient.exception).__name__, round(later.get(), 2))
 """
+)
 
 
 def test_a_writer_that_gives_up_waiting_leaves_the_line(tmp_path):

@@ -136,9 +136,12 @@ class _WriteTurns:
             return False
 
     def end(self, connection):
+        # Asked of every connection going back to the pool, most holding no
+        # turn: no lock for them. Only a handover makes a connection the
+        # holder, and a connection in line is not ending anything.
+        if connection is None or self.holder is not connection:
+            return
         with self._guard:
-            if connection is None or self.holder is not connection:
-                return
             self.holder = self._line[0].connection if self._line else None
             if self._line:
                 self._line.popleft().wake()
