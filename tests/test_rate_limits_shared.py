@@ -25,7 +25,9 @@ def test_a_window_counts_exactly_and_says_when_to_retry(app):
     assert [decision.remaining for decision in decisions] == [2, 1, 0, 0]
     refused = decisions[-1]
     assert 59 <= refused.retry_after <= 60
-    assert refused.reset_at == decisions[0].reset_at  # the oldest hit leaves first
+    # The oldest slice leaves first, with its last hit: a second later when
+    # the hits straddled a second (seen once in `make test`).
+    assert decisions[0].reset_at <= refused.reset_at <= decisions[0].reset_at + 1
     assert refused.limit == 3
 
 
