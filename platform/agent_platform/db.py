@@ -142,9 +142,12 @@ class _WriteTurns:
         if connection is None or self.holder is not connection:
             return
         with self._guard:
-            self.holder = self._line[0].connection if self._line else None
-            if self._line:
-                self._line.popleft().wake()
+            if not self._line:
+                self.holder = None
+                return
+            waiter = self._line.popleft()
+            self.holder = waiter.connection
+            waiter.wake()
 
     @contextlib.contextmanager
     def turn(self, connection):

@@ -83,8 +83,11 @@ def error_from(status, body):
     code, description = body.get("error_code"), body.get("description")
     # Of another type (an object, true), either was stored as it came.
     code = code if type(code) is int and code else status
-    title = description if isinstance(description, str) and description else None
-    title = title or f"The Bot API answered HTTP {status} without a result"
+    title = (
+        description
+        if isinstance(description, str) and description
+        else f"The Bot API answered HTTP {status} without a result"
+    )
     parameters = body.get("parameters") if isinstance(body.get("parameters"), dict) else {}
     retry_after = parameters.get("retry_after")
     valid = isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after > 0
