@@ -25,7 +25,11 @@ def handle_api_error(error):
 
 
 def handle_http_exception(error):
-    """Werkzeug's and webargs' HTTP errors, in our shape."""
+    """Werkzeug's and webargs' HTTP errors, in our shape; a path no route
+    matched under a part of the site with pages of its own gets its page."""
+    page = _unrouted_page(error)
+    if page is not None:
+        return page
     messages = (getattr(error, "data", None) or {}).get("messages")
     if messages is not None:
         return _validation_response(messages)
@@ -40,6 +44,24 @@ def handle_http_exception(error):
         return _payload_too_large()
     code = error.name.upper().replace(" ", "_").replace("'", "")
     return error_response(code, error.description or error.name, error.code)
+
+
+def answer_unrouted(app, prefix, render):
+    """Have `render(error)` answer the requests under `prefix` that no route
+    matched (404, 405): the inbox's HTML pages (web.install). Asked on the
+    error path only, where a hook before every request cost each API
+    request its time."""
+    app.extensions.setdefault("unrouted_pages", []).append((prefix, render))
+
+
+def _unrouted_page(error):
+    if request.routing_exception is not error:
+        return None
+    path = request.path
+    for prefix, render in current_app.extensions.get("unrouted_pages", ()):
+        if path == prefix or path.startswith(prefix + "/"):
+            return render(error)
+    return None
 
 
 def handle_unexpected(error):

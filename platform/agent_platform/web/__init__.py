@@ -3,7 +3,9 @@
 REST API: no API key (a person signs in; web/session.py), no OpenAPI, and
 its errors are HTML pages (JSON for fetch requests), never the API's."""
 
-from flask import request
+from flask import make_response
+
+from ..api.errors import answer_unrouted
 
 # The modules add their routes to blp.
 from . import (  # noqa: F401
@@ -24,21 +26,10 @@ from .blueprint import PREFIX, blp, error_page, secure_headers
 def install(app):
     app.register_blueprint(blp)
     # A path under /app that matches no route, or not with this method: an
-    # HTML page too (no blueprint is known before routing, so its own error
-    # handlers never see these).
-    app.before_request(_unrouted_page)
-    app.after_request(_headers)
+    # HTML page too. No blueprint is known before routing, so the
+    # blueprint's own error handlers never see it: the app's hand it over.
+    answer_unrouted(app, PREFIX, _unrouted_page)
 
 
-def _under_app():
-    return request.path == PREFIX or request.path.startswith(PREFIX + "/")
-
-
-def _unrouted_page():
-    if request.routing_exception is not None and _under_app():
-        return error_page(request.routing_exception)
-    return None
-
-
-def _headers(response):
-    return secure_headers(response) if _under_app() else response
+def _unrouted_page(error):
+    return secure_headers(make_response(error_page(error)))

@@ -27,6 +27,7 @@ CSP = (
 )
 
 
+@blp.after_request
 def secure_headers(response):
     headers = response.headers
     headers["Content-Security-Policy"] = CSP
