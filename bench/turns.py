@@ -5,7 +5,8 @@ Starts `agent-platform serve` and sends --batch copies of a request on one
 connection at once, reading the answers as they come; meanwhile another
 client asks the same of a new connection, --asks times in a row. Printed,
 --rounds times, for GET /v1/me (a read) and GET /v1/health (which commits a
-write): how long the batch took, the other client's longest and median
+write), and for a batch of --batch / 10 GET /openapi.json (600 KB, no key)
+while the other client asks /v1/me: how long the batch took, the other client's longest and median
 wait, and whether it was answered while the batch was still being served.
 Before the worker's turns (agent_platform.gevent_worker._give_way) and the
 write turns handed on in order (db._WriteTurns), the other client waited
@@ -54,7 +55,8 @@ class Batch:
         return self.finished - self.started
 
 
-def round_of(service, path, headers, raw, batch_size, asks):
+def round_of(service, path, headers, raw, batch_size, asks, label=None):
+    """A batch of `raw` requests; meanwhile the other client GETs `path`."""
     batch = Batch(service.port, raw, batch_size)
     time.sleep(0.2)  # the batch is being served
     waits = []
@@ -68,7 +70,7 @@ def round_of(service, path, headers, raw, batch_size, asks):
     during = "during the batch" if asked_until < batch.finished else "AFTER the batch"
     longest, median = max(waits) * 1000, statistics.median(waits) * 1000
     print(
-        f"  {path:<11} batch of {batch.answers:,} took {took:5.2f} s; the other client "
+        f"  {label or path:<13} batch of {batch.answers:,} took {took:5.2f} s; the other client "
         f"waited at most {longest:7.1f} ms (median {median:.1f}), answered {during}",
         flush=True,
     )
@@ -85,10 +87,13 @@ def main():
         key = {"X-API-Key": service.admin_key}
         me = f"GET /v1/me HTTP/1.1\r\nHost: x\r\nX-API-Key: {service.admin_key}\r\n\r\n"
         health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+        document = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n"
         for number in range(1, args.rounds + 1):
             print(f"round {number}")
             round_of(service, "/v1/me", key, me.encode(), args.batch, args.asks)
             round_of(service, "/v1/health", None, health, args.batch // 4, args.asks)
+            # The OpenAPI document (600 KB, no key needed), while the other client asks /v1/me.
+            round_of(service, "/v1/me", key, document, args.batch // 10, args.asks, "openapi.json")
     finally:
         service.cleanup()
 

@@ -25,3 +25,17 @@ def test_interactive_docs_work_offline(client):
         response = client.get(f"/docs/assets/{asset}")
         assert response.status_code == 200 and len(response.data) > 1000
         response.close()
+
+
+def test_the_document_is_the_same_each_time_and_asked_again_costs_nothing(client):
+    first = client.get("/openapi.json")
+    again = client.get("/openapi.json")
+    assert first.status_code == again.status_code == 200
+    assert first.data == again.data and first.mimetype == "application/json"
+    etag = first.headers["ETag"]
+    assert etag == again.headers["ETag"] and len(etag) > 10
+    unchanged = client.get("/openapi.json", headers={"If-None-Match": etag})
+    assert (unchanged.status_code, unchanged.data) == (304, b"")
+    assert unchanged.headers["ETag"] == etag
+    other = client.get("/openapi.json", headers={"If-None-Match": '"not-this-one"'})
+    assert other.status_code == 200 and other.data == first.data
