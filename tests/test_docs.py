@@ -39,3 +39,8 @@ def test_the_document_is_the_same_each_time_and_asked_again_costs_nothing(client
     assert unchanged.headers["ETag"] == etag
     other = client.get("/openapi.json", headers={"If-None-Match": '"not-this-one"'})
     assert other.status_code == 200 and other.data == first.data
+    assert client.get("/openapi.json", headers={"If-None-Match": "*"}).status_code == 304
+    # Only If-None-Match is a document's: If-Match and a range change nothing.
+    for headers in ({"If-Match": '"not-this-one"'}, {"Range": "bytes=0-10"}):
+        whole = client.get("/openapi.json", headers=headers)
+        assert (whole.status_code, whole.data) == (200, first.data)
