@@ -6,8 +6,9 @@ connection at once, reading the answers as they come; meanwhile another
 client asks the same of a new connection, --asks times in a row. Printed,
 --rounds times, for GET /v1/me (a read) and GET /v1/health (which commits a
 write), and for a batch of --batch / 10 GET /openapi.json (600 KB, no key)
-while the other client asks /v1/me: how long the batch took, the other client's longest and median
-wait, and whether it was answered while the batch was still being served.
+while the other client asks /v1/me: how long the batch took, the other
+client's longest and median wait, and whether it was answered while the
+batch was still being served.
 Before the worker's turns (agent_platform.gevent_worker._give_way) and the
 write turns handed on in order (db._WriteTurns), the other client waited
 for the whole batch.

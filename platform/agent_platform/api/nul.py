@@ -20,8 +20,6 @@ def refuse_nul(req):
     value (or key) holding NUL."""
     if "%00" in req.environ.get("QUERY_STRING", ""):
         _check_pairs(req.args.items(multi=True))
-    if not req.environ.get("CONTENT_TYPE"):
-        return  # no body of a type read as text: most GETs, spared the type's parsing
     if req.is_json and b"\\u0000" in req.get_data(cache=True):
         # Read with jsonbody's limits: Flask's reader was a 500 here, before
         # any key or view, on a document nested thousands deep.
