@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_platform.channels.email import polling
-from agent_platform.channels.email.parser import MAX_PARTS
+from agent_platform.channels.email.parser import MAX_PARTS, MAX_TEXT_CHARS
 from agent_platform.models import Channel, ChannelEvent, Contact, Message
 from agent_platform.models.email import EmailMailbox
 from agent_platform.services import replies
@@ -61,6 +61,7 @@ def test_a_mail_becomes_a_message_of_the_sender_with_the_full_original_kept(
     header = message.metadata["email"]
     assert header["full_text"].startswith(quoted.strip()[:40]) and "> Olá!" in header["full_text"]
     assert (header["subject"], header["from"]) == ("Entrega", CUSTOMER)
+    assert "clipped" not in header
     assert header["original_url"].startswith(f"{PUBLIC_URL}/media/")
     assert fetched(client, header["original_url"]).replace(b"\r\n", b"\n") == raw.replace(
         b"\r\n", b"\n"
@@ -70,6 +71,27 @@ def test_a_mail_becomes_a_message_of_the_sender_with_the_full_original_kept(
     assert [name for name, _ in events(caller.workspace_id) if name == "message.received"] == [
         "message.received"
     ]
+
+
+def test_a_long_mail_keeps_its_first_characters_and_the_original_all_of_them(
+    client, caller, channel, dovecot, mailbox
+):
+    # Each message of a page is listed whole: a million characters a mail
+    # made 60 of them a page of 120 MB, and 520 MB more of server memory.
+    long = "Olá, segue a lista do pedido. " * 2000  # 60,000 characters
+    raw = mail(long)
+    deliver(dovecot, mailbox, raw)
+    assert poll(channel["id"]) == 1
+    [message] = stored()
+    assert message.text == long[:MAX_TEXT_CHARS].rstrip()
+    header = message.metadata["email"]
+    assert header["clipped"] is True
+    assert "full_text" not in header  # nothing was quoted: it is the text
+    listed = data(caller.get(f"/v1/conversations/{message.conversation_id}/messages"))
+    assert [len(item["text"]) for item in listed] == [len(long[:MAX_TEXT_CHARS].rstrip())]
+    assert listed[0]["metadata"]["email"]["clipped"] is True
+    original = fetched(client, header["original_url"])
+    assert original.replace(b"\r\n", b"\n") == raw.replace(b"\r\n", b"\n")
 
 
 def test_an_html_only_mail_is_read_as_text(channel, dovecot, mailbox):
@@ -212,7 +234,7 @@ DYING = """
 import json, os, signal, sys
 from agent_platform import create_app
 from agent_platform.channels.email import polling
-from agent_platform.channels.email.parser import MAX_PARTS
+from agent_platform.channels.email.parser import MAX_PARTS, MAX_TEXT_CHARS
 from agent_platform.models import Channel
 from agent_platform.models.email import EmailMailbox
 

@@ -18,7 +18,8 @@ already, whatever the channel), the conversation by its thread. Its
 attachments and the original mail (.eml) are stored as media files; the
 message's text is what the customer wrote this time, and metadata.email
 keeps the headers, the whole text (quoted history and signature
-included) and the original's URL.
+included), `clipped` when the body's text went on past what is kept
+(parser.MAX_TEXT_CHARS) and the original's URL.
 """
 
 import logging
@@ -124,6 +125,8 @@ def _inbound(mail, original_url, files, uid):
     }
     if mail.full_text != mail.text:
         header["full_text"] = mail.full_text
+    if mail.clipped:
+        header["clipped"] = True  # the rest is in the original
     text = mail.text or (None if files else mail.subject)
     first = files[0] if files and not text else None
     return InboundMessage(

@@ -1,7 +1,8 @@
 """A mail as the IMAP server hands it (RFC 5322 bytes) turned into what the
 channel stores. `parse(raw)` raises on a mail's content only past its bounds
-(TooComplex: more than MAX_PARTS MIME parts), and reads the first
-MAX_BODY_CHARS of its body; headers that cannot be decoded are read as they
+(TooComplex: more than MAX_PARTS MIME parts), and keeps the first
+MAX_TEXT_CHARS of its body's text (`clipped` says when there was more);
+headers that cannot be decoded are read as they
 are, an unknown charset as UTF-8 with replacements. The bounds keep a
 mail's parsing and storing short: they run on the server's one loop, which
 gunicorn restarts when it stops turning for `server.timeout_seconds`.
@@ -45,11 +46,17 @@ _DAEMONS = ("mailer-daemon", "postmaster")
 # empty parts (5 MB) took 23 s, and one of media.max_bytes (100 MB) would
 # take longer than gunicorn lets the loop stop, in a loop of restarts.
 MAX_PARTS = 1000
-# Characters of a body read for the message's text: a mail is rarely a
-# tenth of it, and the original mail keeps all of it. HTML costs 0.4 s a
-# million to convert (100 MB of it took 40 s); 48 MB of plain text took 2 s
-# to store, kept whole (twice, as text and full text, when it quoted another).
-MAX_BODY_CHARS = 1_000_000
+# Characters of a body's text kept on the message, as its text and its full
+# text (the original mail keeps all of it): as the API's other long texts.
+# A page of 100 messages lists each whole: with a million characters each
+# (the bound until 2026-11-29), 60 mails made one page 120 MB of JSON and
+# the server's memory grew by 520 MB while it was written, the loop held
+# 0.6 s; non-ASCII text is six bytes a character in JSON.
+MAX_TEXT_CHARS = 20_000
+# Characters of an HTML body read for its text: markup is most of a mail's
+# HTML, and it costs 0.4 s a million to convert on the loop (100 MB of it
+# took 40 s; 48 MB of plain text took 2 s to store).
+MAX_HTML_CHARS = 5 * MAX_TEXT_CHARS
 
 
 class TooComplex(ValueError):
@@ -73,6 +80,7 @@ class Mail:
     references: list = field(default_factory=list)
     text: str = ""
     full_text: str = ""
+    clipped: bool = False  # the body's text went on past MAX_TEXT_CHARS
     html: bool = False
     attachments: list = field(default_factory=list)
     auto: str | None = None
@@ -86,7 +94,7 @@ def parse(raw):
     name, sender = _sender(message)
     references = _ids(_raw(message, "References"))[-MAX_THREAD:]
     replied = _ids(_raw(message, "In-Reply-To"))[:1]
-    body, is_html = _body(message)
+    body, is_html, clipped = _body(message)
     return Mail(
         message_id=_message_id(message, raw),
         sender=sender,
@@ -96,6 +104,7 @@ def parse(raw):
         references=references,
         text=mail_text.stripped(body),
         full_text=body,
+        clipped=clipped,
         html=is_html,
         attachments=_attachments(message),
         auto=auto_reason(message, sender),
@@ -189,14 +198,18 @@ def _date(message):
 
 
 def _body(message):
-    """(text, whether it came from HTML) of the mail's body."""
+    """(text, whether it came from HTML, whether it was clipped) of the
+    mail's body: its first MAX_TEXT_CHARS."""
     part = _body_part(message, "plain")
     if part is not None:
-        return _content(part).strip(), False
+        text, more = _content(part, MAX_TEXT_CHARS)
+        return text.strip(), False, more
     part = _body_part(message, "html")
     if part is not None:
-        return mail_text.html_to_text(_content(part)), True
-    return "", False
+        markup, more = _content(part, MAX_HTML_CHARS)
+        text = mail_text.html_to_text(markup)
+        return text[:MAX_TEXT_CHARS].rstrip(), True, more or len(text) > MAX_TEXT_CHARS
+    return "", False, False
 
 
 def _body_part(message, subtype):
@@ -206,15 +219,17 @@ def _body_part(message, subtype):
         return None
 
 
-def _content(part):
-    """The part's text, its first MAX_BODY_CHARS."""
+def _content(part, most):
+    """(the part's text, its first `most` characters; whether it had more)."""
     try:
         content = part.get_content()
     except (LookupError, ValueError, AssertionError):
         content = None
     if not isinstance(content, str):
         content = (part.get_payload(decode=True) or b"").decode("utf-8", "replace")
-    return content.replace("\r\n", "\n")[:MAX_BODY_CHARS]
+    # Cut before replacing: a line break is at most two characters.
+    content = content[: 2 * most + 1].replace("\r\n", "\n")
+    return content[:most], len(content) > most
 
 
 def _attachments(message):
