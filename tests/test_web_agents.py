@@ -11,7 +11,8 @@ import re
 import pytest
 
 from agent_platform.models import Agent, Conversation, Message, Training
-from agent_platform.services import credits
+from agent_platform.services import credits, trainings
+from agent_platform.web.knowledge import LISTED, PREVIEW_CHARS
 from conversations_helpers import data
 from loopback import QuietHandler, serving
 from replies_helpers import (
@@ -157,6 +158,27 @@ def test_knowledge_add_search_edit_delete(admin, agent_id):
     assert empty.status_code == 400 and "question:" in text(empty)
     post(admin, f"{edit}/delete")
     assert Training.get_or_none(Training.id == training.id) is None
+
+
+def test_knowledge_lists_the_start_of_a_long_text_without_reading_it_whole(admin, caller, agent_id):
+    # 40 texts of 4.9 MB each, read whole to show 300 characters of each,
+    # took 200 MB of the server's memory for one page.
+    long = "Parking at the Oak lot. " + "Spaces are free after six. " * 4000 + "Tail mark."
+    created = caller.post(
+        f"/v1/agents/{agent_id}/trainings", json={"type": "text", "content": long}
+    )
+    assert created.status_code == 201
+    path = f"/app/agents/{agent_id}/knowledge"
+    for page in (text(admin.get(path)), text(admin.get(path, query_string={"q": "parking"}))):
+        assert "Parking at the Oak lot. Spaces are free" in page and "..." in page
+        assert "Tail mark." not in page
+    training_id = created.get_json()["data"]["id"]
+    assert "Tail mark." in text(admin.get(f"{path}/{training_id}"))  # the whole, to edit
+    listed = trainings.previews(caller.workspace_id, agent_id, LISTED, PREVIEW_CHARS)
+    found = trainings.search(caller.workspace_id, agent_id, "parking", 5, "any", PREVIEW_CHARS)
+    assert [len(t.content) for t in listed if t.type == "text"] == [PREVIEW_CHARS]
+    assert [len(t.content) for t in found] == [PREVIEW_CHARS]
+    assert len(trainings.search(caller.workspace_id, agent_id, "parking")[0].content) == len(long)
 
 
 def test_knowledge_refusals_in_words(admin, agent_id):

@@ -9,6 +9,7 @@ text primary key may be renumbered by VACUUM, this column never is.
 """
 
 import re
+from functools import cache
 
 from peewee import CharField, ForeignKeyField, IntegerField, TextField, fn
 
@@ -51,9 +52,7 @@ SEARCH_COLUMNS = (
 # this agent's rows. Written once as SQL text: building it with peewee and
 # loading rows through its raw-query machinery cost more than running it.
 _SEARCH_SQL = (
-    "SELECT "
-    + ", ".join(f"t.{column}" for column in SEARCH_COLUMNS)
-    + ", f.rank FROM training_fts AS f"
+    "SELECT {columns}, f.rank FROM training_fts AS f"
     " JOIN training AS t ON t.search_rowid = f.rowid"
     " WHERE training_fts MATCH ? AND t.agent_id = ?"
     " ORDER BY f.rank LIMIT ?"
@@ -64,9 +63,7 @@ _SEARCH_SQL = (
 # documents; negated, so that lower is better there too. Ties go in the
 # order trainings were added (FTS5's rowid order).
 _PG_SEARCH_SQL = (
-    "SELECT "
-    + ", ".join(f"t.{column}" for column in SEARCH_COLUMNS)
-    + ", -ts_rank('{0.1, 0.2, 0.5, 1.0}', f.document, q.query, 1) AS rank"
+    "SELECT {columns}, -ts_rank('{{0.1, 0.2, 0.5, 1.0}}', f.document, q.query, 1) AS rank"
     " FROM to_tsquery('knowledge_words', ?) AS q (query)"
     " JOIN training_fts AS f ON f.document @@ q.query"
     " JOIN training AS t ON t.search_rowid = f.search_rowid"
@@ -126,21 +123,32 @@ class Training(TimestampedModel, WorkspaceScoped):
         return query
 
     @classmethod
-    def search_rows(cls, agent_id, text, limit, match_all=True):
+    def previews(cls, workspace_id, agent_id, limit, content_chars):
+        """The agent's newest trainings, at most `limit`, each with only the
+        first `content_chars` characters of its content read: a list shows a
+        few, and a content may be millions."""
+        shown = [field for field in cls._meta.sorted_fields if field is not cls.content]
+        cut = fn.SUBSTR(cls.content, 1, content_chars).alias("content")
+        query = cls.select(*shown, cut).where(cls.workspace == workspace_id, cls.agent == agent_id)
+        return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
+
+    @classmethod
+    def search_rows(cls, agent_id, text, limit, match_all=True, content_chars=None):
         """The agent's ready trainings best matching `text`, best first, as
-        tuples of the SEARCH_COLUMNS as stored, then the rank (FTS5 bm25, or
+        tuples of the SEARCH_COLUMNS as stored (the content's first
+        `content_chars` only, if given), then the rank (FTS5 bm25, or
         PostgreSQL's ts_rank negated: below 0, lower is better). Empty when
         `text` has no term. One statement."""
         expression = match_expression(text, match_all)
         if expression is None:
             return []
-        sql = _PG_SEARCH_SQL if engine.postgresql else _SEARCH_SQL
+        sql = _search_sql(engine.postgresql, content_chars)
         return database.execute_sql(sql, (expression, str(agent_id), limit)).fetchall()
 
     @classmethod
-    def search(cls, agent_id, text, limit, match_all=True):
+    def search(cls, agent_id, text, limit, match_all=True, content_chars=None):
         """search_rows as Training instances, each with `.rank`."""
-        rows = cls.search_rows(agent_id, text, limit, match_all)
+        rows = cls.search_rows(agent_id, text, limit, match_all, content_chars)
         hits = fastsql.from_rows(cls, SEARCH_COLUMNS, rows)
         for hit, row in zip(hits, rows, strict=True):
             hit.rank = row[-1]
@@ -161,6 +169,15 @@ class Training(TimestampedModel, WorkspaceScoped):
         data["created_at"] = self.created_at
         data["updated_at"] = self.updated_at
         return data
+
+
+@cache
+def _search_sql(postgresql, content_chars):
+    content = "t.content"
+    if content_chars is not None:
+        content = f"SUBSTR(t.content, 1, {int(content_chars)})"
+    columns = ", ".join(content if name == "content" else f"t.{name}" for name in SEARCH_COLUMNS)
+    return (_PG_SEARCH_SQL if postgresql else _SEARCH_SQL).format(columns=columns)
 
 
 def terms(text):

@@ -136,12 +136,20 @@ def delete_training(workspace_id, training_id):
         get_training(workspace_id, training_id).delete_instance()
 
 
-def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
+def previews(workspace_id, agent_id, limit, content_chars):
+    """The agent's newest trainings, each with its content's first
+    `content_chars` characters only (a list to look through)."""
+    agent_id = agents.live_agent_id(workspace_id, agent_id)
+    return Training.previews(workspace_id, agent_id, limit, content_chars)
+
+
+def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all", content_chars=None):
     """The agent's ready trainings best matching `q`, best first, each with
     `.score` (relevance: BM25 on SQLite, ts_rank on PostgreSQL; higher is
-    better). match: "all" terms or "any" term."""
+    better). match: "all" terms or "any" term. `content_chars`: read only
+    the content's first characters (None: all of it)."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
-    hits = Training.search(agent_id, q, limit, match_all=(match == "all"))
+    hits = Training.search(agent_id, q, limit, match == "all", content_chars)
     for hit in hits:
         hit.score = round(-hit.rank, 6)
     return hits

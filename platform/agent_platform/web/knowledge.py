@@ -15,12 +15,15 @@ from ..api.schemas.trainings import (
     TrainingUpdateSchema,
 )
 from ..errors import ApiError
-from ..models.pagination import PageRequest
 from ..services import agents, chat_trial, trainings, unanswered
 from . import forms, session
 from .blueprint import blp
 
-LISTED = PageRequest(page=1, limit=100, order="desc", sort="created_at")
+LISTED = 100  # trainings on the page, the newest
+# Of each training's content, the characters read for the list, which shows
+# 300 of them: a content may be 5 million, and 40 such read whole for the
+# page took 200 MB of the server's memory.
+PREVIEW_CHARS = 1000
 TRAINING_FIELDS = ("type", "title", "content", "question", "answer", "url")
 TRANSCRIPT_TURNS = 20  # the test chat shows the last ones
 DONE = {
@@ -183,9 +186,9 @@ def _knowledge_page(agent, error=None, status=200, entered=None):
 
 def _trainings(agent, query):
     if not query:
-        return trainings.list_trainings(agent.workspace_id, agent.id, LISTED).items
+        return trainings.previews(agent.workspace_id, agent.id, LISTED, PREVIEW_CHARS)
     values = forms.load(TrainingSearchQuery(), {"q": query, "match": "any", "limit": 50})
-    return trainings.search(agent.workspace_id, agent.id, **values)
+    return trainings.search(agent.workspace_id, agent.id, **values, content_chars=PREVIEW_CHARS)
 
 
 def _training_page(agent, training, error=None, status=200):
