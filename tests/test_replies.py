@@ -9,7 +9,7 @@ import pytest
 
 from agent_platform.channels import adapters
 from agent_platform.models import Conversation, Message, ReplyJob
-from agent_platform.replies.engine import CUSTOMER_CHARS
+from agent_platform.replies.engine import CUSTOMER_CHARS, KNOWLEDGE_CHARS, KNOWLEDGE_READ_CHARS
 from agent_platform.services import replies
 from conversations_helpers import data, event_names, events
 from replies_helpers import (
@@ -85,6 +85,19 @@ def test_the_agent_reads_the_start_of_a_message_of_a_million_characters(caller, 
     assert preview["prompt"]["customer_text"] == said[:CUSTOMER_CHARS]
     assert run_replies(at(2)) == 1
     assert outbound(message.conversation_id)[-1].text == DELIVERY[1]
+
+
+@pytest.mark.parametrize("space", [" ", " " * 400], ids=["words", "mostly-spaces"])
+def test_the_prompt_has_the_start_of_a_long_training_as_if_read_whole(caller, shop, space):
+    # Five trainings of 4.9 MB read whole for the prompt held the loop 320 ms
+    # a reply; the start is read, and more only when it was mostly spaces.
+    body = space.join(["Parking is free at the Oak lot after six."] * 5_000)
+    add_text(caller, shop["agent_id"], body, title="Parking")
+    message = customer_says(shop["channel_id"], "where is the parking lot?", at(0))
+    preview = data(caller.get(f"/v1/conversations/{message.conversation_id}/reply-preview"))
+    [found] = [k for k in preview["prompt"]["knowledge"] if k["text"].startswith("Parking:")]
+    whole = "Parking: " + " ".join(body.split())
+    assert found["text"] == whole[:KNOWLEDGE_CHARS] and len(body) > 30 * KNOWLEDGE_READ_CHARS
 
 
 def test_credits_are_used_per_reply(caller, shop):

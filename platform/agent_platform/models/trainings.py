@@ -133,6 +133,11 @@ class Training(TimestampedModel, WorkspaceScoped):
         return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
 
     @classmethod
+    def content_of(cls, training_id):
+        """The whole content of a training (of any workspace: its caller found it)."""
+        return cls.select(cls.content).where(cls.id == training_id).scalar()
+
+    @classmethod
     def search_rows(cls, agent_id, text, limit, match_all=True, content_chars=None):
         """The agent's ready trainings best matching `text`, best first, as
         tuples of the SEARCH_COLUMNS as stored (the content's first

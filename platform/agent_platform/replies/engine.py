@@ -24,6 +24,10 @@ HISTORY_CHARS = 2000  # of one message in the prompt
 # routing, the search): a mail's 5 MB of text held it for 9 s.
 CUSTOMER_CHARS = 20_000
 KNOWLEDGE_CHARS = 1500  # of one training in the prompt
+# Of a training's content, the characters read for that (its runs of spaces
+# made one): a content may be 5 million, and five read whole held the loop
+# 320 ms per reply. Read on only when they were mostly spaces.
+KNOWLEDGE_READ_CHARS = 4 * KNOWLEDGE_CHARS
 QUERY_WORDS = 32  # words of the customer's text sent to the search index
 WORKFLOWS = {
     "support": "customer support",
@@ -227,16 +231,26 @@ def search_knowledge(agent_id, text, language, limit):
     ][:QUERY_WORDS]
     if not query_words:
         return []
-    hits = Training.search(agent_id, " ".join(query_words), limit, match_all=False)
+    words = " ".join(query_words)
+    hits = Training.search(agent_id, words, limit, False, KNOWLEDGE_READ_CHARS)
     return [
         {
             "training_id": hit.id,
             "type": hit.type,
             "score": round(-hit.rank, 4),
-            "text": _training_text(hit)[:KNOWLEDGE_CHARS],
+            "text": _prompt_text(hit),
         }
         for hit in hits
     ]
+
+
+def _prompt_text(hit):
+    """The prompt's text of a training found with the start of its content."""
+    text = _training_text(hit)
+    if len(text) < KNOWLEDGE_CHARS and len(hit.content or "") == KNOWLEDGE_READ_CHARS:
+        hit.content = Training.content_of(hit.id)  # what was read may have been cut
+        text = _training_text(hit)
+    return text[:KNOWLEDGE_CHARS]
 
 
 def _training_text(training):
