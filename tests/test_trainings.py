@@ -1,13 +1,17 @@
 import io
+import threading
 import time
 
 import pytest
+import requests
 
 from agent_platform.db import database
 from agent_platform.models import Training
 from agent_platform.models.trainings import fts_row_count
+from agent_platform.services.knowledge_text import FEED_CHARS, html_to_text
 from conftest import ON_POSTGRESQL, assert_error
 from loopback import QuietHandler, serving
+from test_serving import served  # noqa: F401  (the fixture)
 
 MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 PAGE = b"""<!doctype html><html><head><title>Returns &amp; refunds</title>
@@ -565,3 +569,38 @@ def test_a_bad_idempotency_key_is_400_naming_the_header(caller, agent):
     )
     assert_error(refused, 400, "VALIDATION_ERROR", "Idempotency-Key")
     assert Training.select().where(Training.agent == agent).count() == 0
+
+
+def test_html_is_read_in_steps_the_same_as_whole():
+    # Fed in steps of FEED_CHARS, the loop given its turn between (below):
+    # a step may end inside a tag, a character reference or a script.
+    block = '<p>Caf&eacute; <b>n&ordm;</b>&nbsp;10</p><script>if (a < b) x("</p>")</script>\n'
+    html = "<title>A &amp; B</title>" + block * (3 * FEED_CHARS // len(block) + 7)
+    assert len(block) % 2 and len(html) > 3 * FEED_CHARS
+    title, text = html_to_text(html)
+    assert title == "A & B"
+    assert text.split("\n") == ["Café nº 10"] * (3 * FEED_CHARS // len(block) + 7)
+
+
+@pytest.mark.parametrize("served", [{"RATE_LIMIT_REQUESTS": 100_000}], indirect=True)
+def test_a_large_html_document_does_not_hold_the_other_requests(served):  # noqa: F811
+    # 4.9 MB of markup-heavy HTML took 1.4 s to read, during which no other
+    # request of the server moved.
+    headers = {"X-API-Key": served.key}
+    made = requests.post(f"{served.base}/v1/agents", json={"name": "A"}, headers=headers, timeout=5)
+    markup = "<div><p>Some <b>bold</b> text and a <a href='x'>link</a> here.</p></div>\n"
+    document = (markup * (4_500_000 // len(markup))).encode()
+    path = f"{served.base}/v1/agents/{made.json()['data']['id']}/trainings"
+    upload = {"data": {"type": "document"}, "files": {"file": ("page.html", document)}}
+    answers = []
+    uploading = threading.Thread(
+        target=lambda: answers.append(requests.post(path, headers=headers, timeout=30, **upload))
+    )
+    uploading.start()
+    waits = []
+    while uploading.is_alive():
+        status, seconds = served.me()
+        waits.append(seconds)
+        assert status == 200
+    assert answers[0].status_code == 201, answers[0].text
+    assert len(waits) > 5 and max(waits) < 0.5, waits

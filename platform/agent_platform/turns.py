@@ -1,0 +1,14 @@
+"""Long work done in steps, other connections served between them."""
+
+import time
+
+# The gevent worker patches time.sleep into gevent's: a sleep this short
+# ends only after the loop's next poll, so every connection that is ready is
+# served first (a sleep of 0 may end before that poll). Anywhere else (the
+# CLI, Flask's own server, a thread) it is a pause of some microseconds.
+_NEXT_POLL = 1e-6
+
+
+def give_way():
+    """Let the server's other connections have their turn."""
+    time.sleep(_NEXT_POLL)
