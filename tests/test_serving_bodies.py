@@ -1,0 +1,73 @@
+"""`serve` for real on loopback: a body the service refuses unread (past
+`limits.max_body_bytes`) is answered at once and dropped in steps, at most
+twice the limit, and never holds the other requests."""
+
+import json
+import threading
+
+import pytest
+
+from test_serving import served  # noqa: F401  (the fixture)
+
+LIMIT = 1_000_000
+SETTINGS = {"LIMITS_MAX_BODY_BYTES": LIMIT, "RATE_LIMIT_REQUESTS": 100_000}
+
+
+def post_head(length):
+    return (
+        f"POST /v1/agents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
+
+
+def answer_of(sock):
+    """The status and JSON body of one answer read from `sock`."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    headers = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:])
+    length = int({name.lower(): value for name, value in headers.items()}[b"content-length"])
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(head.split()[1]), json.loads(body[:length])
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_a_client_sending_gigabytes_is_answered_and_cut_off_without_holding_others(served):  # noqa: F811
+    # gunicorn's worker read a refused body whole before the next request,
+    # in one go on the loop: a client sending 200 MB held every request 13 s.
+    sent, stop = [0], threading.Event()
+    sock = served.connect()
+    sock.sendall(post_head(2_000_000_000))
+
+    def send():
+        chunk = b"x" * 65536
+        try:
+            while not stop.is_set() and sent[0] < 2_000_000_000:
+                sock.sendall(chunk)
+                sent[0] += len(chunk)
+        except OSError:
+            pass  # the server closed the connection
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    waits = [served.me() for _ in range(5)]
+    sender.join(10)
+    stop.set()
+    assert all(status == 200 and seconds < 0.5 for status, seconds in waits), waits
+    assert not sender.is_alive() and sent[0] < 20 * LIMIT, sent[0]
+    status, body = answer_of(sock)
+    assert (status, body["error"]["code"]) == (413, "PAYLOAD_TOO_LARGE")
+    sock.close()
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_a_body_a_little_past_the_limit_is_answered_and_the_connection_serves_on(served):  # noqa: F811
+    sock = served.connect()
+    sock.sendall(post_head(LIMIT + 1000) + b"x" * (LIMIT + 1000))
+    status, body = answer_of(sock)
+    assert (status, body["error"]["code"]) == (413, "PAYLOAD_TOO_LARGE")
+    sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert answer_of(sock)[0] == 200
+    sock.close()
