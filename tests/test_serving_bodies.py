@@ -71,3 +71,22 @@ def test_a_body_a_little_past_the_limit_is_answered_and_the_connection_serves_on
     sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
     assert answer_of(sock)[0] == 200
     sock.close()
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_a_body_in_chunks_of_a_byte_does_not_hold_the_others(served):  # noqa: F811
+    # gunicorn parses each chunk in Python: 800,000 chunks of a byte, read
+    # in one go, held every other request 1.4 s.
+    sock = served.connect()
+    head = post_head(0).replace(b"Content-Length: 0", b"Transfer-Encoding: chunked")
+    sock.sendall(head)
+    sender = threading.Thread(target=sock.sendall, args=(b"1\r\n \r\n" * 800_000 + b"0\r\n\r\n",))
+    sender.start()
+    waits = []
+    while sender.is_alive():
+        waits.append(served.me())
+    sender.join()
+    status, body = answer_of(sock)
+    assert (status, body["error"]["code"]) == (401, "MISSING_API_KEY")  # no key needed
+    assert len(waits) > 2 and all(code == 200 and seconds < 0.5 for code, seconds in waits), waits
+    sock.close()
