@@ -30,15 +30,32 @@ class BodyError(ValueError):
         return f"{what}'s {self.field} {self.problem}"
 
 
-def loads(body):
+def loads(body, most_members=None):
     """The document in `body` (bytes), or BodyError (or ValueError when it
-    is not JSON at all)."""
+    is not JSON at all). `most_members`: the most an object or an array may
+    hold (None: any number)."""
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
         _check_depth(body)
     document = json.loads(body)
     if _SURROGATE_ESCAPE.search(body):
         _check_text(document, ())
+    if most_members is not None and body.count(b",") >= most_members:
+        _check_members(document, (), most_members)  # n members, n - 1 commas
     return document
+
+
+def _check_members(value, path, most):
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    if len(value) > most:
+        field = ".".join(path) or "body"
+        raise BodyError(field, f"holds {len(value):,} members; at most {most:,}")
+    for key, item in items:
+        _check_members(item, (*path, str(key)), most)
 
 
 def _check_depth(body):
