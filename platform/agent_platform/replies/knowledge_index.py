@@ -33,10 +33,10 @@ Python, standard library only, no Flask.
 
 import math
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from ..turns import give_way_if_due
+from .built import BuiltOnce
 from .matching import analyse, compounds, profile
 from .typos import Endings, Fuzzy, Prefixes, lexicon_fuzzy
 
@@ -117,10 +117,7 @@ def _units_of(row, language):
     """The units of one training row (cached by id, type, language and text)."""
     training_id, kind, _, fields = row
     key = (training_id, kind, language, hash(fields))
-    found = _UNITS.get(key)
-    if found is None:
-        found = _UNITS.put(key, tuple(_analyse_training(training_id, kind, fields, language)))
-    return found
+    return _UNITS.get(key, lambda: tuple(_analyse_training(training_id, kind, fields, language)))
 
 
 def _analyse_training(training_id, kind, fields, language):
@@ -138,6 +135,7 @@ def _analyse_training(training_id, kind, fields, language):
     for passage in passages(content):
         for sentence in _SENTENCE_END.split(passage):
             yield _unit(training_id, "passage", passage, sentence, title, language)
+            give_way_if_due()  # a text of a million characters takes seconds
 
 
 def _unit(training_id, kind, text, main_text, extra_text, language):
@@ -160,36 +158,14 @@ def _unit(training_id, kind, text, main_text, extra_text, language):
     )
 
 
-class _Cache:
-    """A small thread-safe LRU map."""
-
-    def __init__(self, size):
-        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
-
-    def get(self, key):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        return None
-
-    def put(self, key, value):
-        with self.lock:
-            self.items[key] = value
-            self.items.move_to_end(key)
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return value
-
-
-_UNITS = _Cache(20_000)
-_INDEXES = _Cache(64)
+_UNITS = BuiltOnce(20_000)
+_INDEXES = BuiltOnce(64)
 
 
 def clear_caches():
     """Forget every analysed training and index (a benchmark's cold start)."""
-    _UNITS.items.clear()
-    _INDEXES.items.clear()
+    _UNITS.clear()
+    _INDEXES.clear()
 
 
 def agent_index(trainings, language):
@@ -198,11 +174,11 @@ def agent_index(trainings, language):
     trainings (status "failed") are left out."""
     rows = tuple(row for row in map(_row, trainings) if row[2] in ("", "ready"))
     key = (language, len(rows), hash(rows))
-    found = _INDEXES.get(key)
-    if found is None:
-        units = tuple(unit for row in rows for unit in _units_of(row, language))
-        found = _INDEXES.put(key, _Index(units, language))
-    return found
+    return _INDEXES.get(key, lambda: _Index(_units(rows, language), language))
+
+
+def _units(rows, language):
+    return tuple(unit for row in rows for unit in _units_of(row, language))
 
 
 @dataclass
@@ -246,6 +222,7 @@ class _Index:
         for unit in units:
             for term in unit.main | unit.extra:
                 document_frequency[term] = document_frequency.get(term, 0) + 1
+            give_way_if_due()
         count = len(units)
         self.idf = {term: _idf(count, df) for term, df in document_frequency.items()}
         self.unknown_idf = UNKNOWN_WEIGHT * max(self.idf.values(), default=1.0)
@@ -259,6 +236,7 @@ class _Index:
                 self.postings.setdefault(term, []).append((position, 1.0))
             for term in unit.extra:
                 self.postings.setdefault(term, []).append((position, extra_factor))
+            give_way_if_due()
         self.main_weight = [sum(self.idf[t] for t in unit.main) for unit in units]
         # (concept, own term) -> [(unit position, weight factor)]: the exact
         # word under a concept, worth ALIAS_BONUS of the concept on top.

@@ -7,6 +7,7 @@ with ("pupilentes" / "lentes")."""
 
 from functools import lru_cache
 
+from ..turns import give_way_if_due
 from .matching import profile
 
 
@@ -136,6 +137,7 @@ class Fuzzy:
         self.by_delete = {}
         for word in known_words:
             self.add(word)
+            give_way_if_due()
 
     def add(self, word):
         edits = max_edits(word)

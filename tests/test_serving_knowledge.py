@@ -1,0 +1,64 @@
+"""`serve` for real on loopback: the knowledge index of a large training
+takes seconds of Python to build; it is built in steps, other requests
+served between them (a text of 1.5 million characters held every request
+for its whole build, and five of 5 MB would have passed the time gunicorn
+gives a silent worker before it kills it)."""
+
+import json
+import random
+import threading
+
+import pytest
+import requests
+
+from test_serving import served  # noqa: F401  (the fixture)
+from whatsapp_helpers import APP_SECRET, PHONE_NUMBER_ID, message, messages_payload, sign
+
+SETTINGS = {"RATE_LIMIT_REQUESTS": 100_000, "REPLIES_DEBOUNCE_SECONDS": 3600}
+SANDBOX = {"sandbox": True, "phone_number_id": PHONE_NUMBER_ID, "app_secret": APP_SECRET}
+
+
+def long_text(chars):
+    """Sentences of made-up words: a vocabulary as large as a manual's."""
+    pick = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(pick.choices(letters, k=pick.randint(3, 9))) for _ in range(5000)]
+    sentences, size = [], 0
+    while size < chars:
+        sentences.append(" ".join(pick.choices(words, k=12)).capitalize() + ".")
+        size += len(sentences[-1]) + 1
+    return " ".join(sentences)
+
+
+def customer_conversation(served, api):  # noqa: F811
+    """An agent knowing a long text, on a sandboxed WhatsApp channel a
+    customer wrote to: the conversation's id."""
+    base = served.base
+    agent = api.post(f"{base}/v1/agents", json={"name": "Ana"}).json()["data"]["id"]
+    training = {"type": "text", "content": long_text(1_500_000)}
+    assert api.post(f"{base}/v1/agents/{agent}/trainings", json=training).status_code == 201
+    channel = {"name": "WhatsApp", "type": "whatsapp", "settings": {**SANDBOX, "verify_token": "t"}}
+    channel_id = api.post(f"{base}/v1/channels", json=channel).json()["data"]["id"]
+    api.post(f"{base}/v1/channels/{channel_id}/connect", json={"agent_id": agent})
+    body = json.dumps(messages_payload(message("text", {"body": "What time do you open?"})))
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body.encode())}
+    requests.post(f"{base}/inbound/whatsapp/{channel_id}", data=body, headers=headers, timeout=5)
+    listed = api.get(f"{base}/v1/conversations", params={"channel_id": channel_id})
+    return listed.json()["data"][0]["id"]
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_building_the_index_of_a_long_text_does_not_hold_the_others(served):  # noqa: F811
+    api = requests.Session()
+    api.headers["X-API-Key"] = served.key
+    conversation = customer_conversation(served, api)
+    path = f"{served.base}/v1/conversations/{conversation}/reply-preview"
+    previews = []
+    previewing = threading.Thread(target=lambda: previews.append(api.get(path, timeout=120)))
+    previewing.start()  # the knowledge provider's decision: the index is built
+    waits = []
+    while previewing.is_alive():
+        waits.append(served.me())
+    assert previews[0].status_code == 200, previews[0].text
+    assert previews[0].json()["data"]["provider"] == "knowledge"
+    assert len(waits) > 5 and all(code == 200 and seconds < 0.5 for code, seconds in waits), waits
