@@ -122,25 +122,26 @@ def _units_of(row, language):
 
 def _analyse_training(training_id, kind, fields, language):
     question, answer, title, content = fields
+    same = _Same()
     if kind == "qa":
         # Each line of the question is a way to ask it (a variant): one unit
         # each, with the same answer (so never one another's runner-up).
         variants = [line for line in question.splitlines() if line.strip()]
         if answer.strip():
             for variant in variants:
-                yield _unit(training_id, "qa", answer.strip(), variant, answer, language)
+                yield _unit(training_id, "qa", answer.strip(), variant, answer, language, same)
         return
     # A passage is scored by its best sentence: the message's words must
     # meet in one sentence, not be scattered over a paragraph.
     for passage in passages(content):
         for sentence in _SENTENCE_END.split(passage):
-            yield _unit(training_id, "passage", passage, sentence, title, language)
+            yield _unit(training_id, "passage", passage, sentence, title, language, same)
             give_way_if_due()  # a text of a million characters takes seconds
 
 
-def _unit(training_id, kind, text, main_text, extra_text, language):
+def _unit(training_id, kind, text, main_text, extra_text, language, same):
     main, extra = analyse(main_text, language), analyse(extra_text, language)
-    main_terms = frozenset(token.term for token in main)
+    main_terms = frozenset(same(token.term) for token in main)
     aliases = {}
     for tokens, in_main in ((extra, False), (main, True)):
         for token in tokens:
@@ -151,11 +152,20 @@ def _unit(training_id, kind, text, main_text, extra_text, language):
         kind=kind,
         text=text,
         main=main_terms,
-        extra=frozenset(token.term for token in extra) - main_terms,
+        extra=same(frozenset(same(token.term) for token in extra) - main_terms),
         aliases=tuple(sorted((c, a, f) for (c, a), f in aliases.items())),
-        surfaces=tuple({(t.surface, t.term) for t in main + extra if t.surface}),
+        surfaces=tuple({same((same(t.surface), same(t.term))) for t in main + extra if t.surface}),
         compounds=tuple(compounds(f"{main_text}\n{extra_text}", language).items()),
     )
+
+
+class _Same(dict):
+    """Equal values of one training's units as one object each (`same(value)`:
+    the equal value seen before, else `value`): a text of a million
+    characters made 140,000 strings of the same few thousand words."""
+
+    def __call__(self, value):
+        return self.setdefault(value, value)
 
 
 _UNITS = BuiltOnce(20_000)
@@ -231,11 +241,14 @@ class _Index:
                 self.idf[term] *= LIGHT_WEIGHT
         self.postings = {}  # term -> [(unit position, weight factor)]
         for position, unit in enumerate(units):
-            extra_factor = ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT
+            # One pair per unit, shared by its terms' postings (a text of a
+            # million characters made 180,000 of them, 11 MB).
+            main = (position, 1.0)
+            extra = (position, ANSWER_WEIGHT if unit.kind == "qa" else TITLE_WEIGHT)
             for term in unit.main:
-                self.postings.setdefault(term, []).append((position, 1.0))
+                self.postings.setdefault(term, []).append(main)
             for term in unit.extra:
-                self.postings.setdefault(term, []).append((position, extra_factor))
+                self.postings.setdefault(term, []).append(extra)
             give_way_if_due()
         self.main_weight = [sum(self.idf[t] for t in unit.main) for unit in units]
         # (concept, own term) -> [(unit position, weight factor)]: the exact
