@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from agent_platform.replies import knowledge, knowledge_index
 from agent_platform.replies.built import BuiltOnce
 
 
@@ -36,3 +37,19 @@ def test_a_failed_build_is_tried_again_by_the_next_caller_and_the_oldest_goes_fi
     kept.get("k", lambda: 0)  # used again: the newest
     kept.get("third", lambda: 3)
     assert list(kept.items) == ["k", "third"]
+
+
+def test_an_agent_keeps_one_index_and_one_analysis_per_training_whatever_the_edits():
+    # Every edit of a training built a new index, and the old ones were kept
+    # (up to 64, each some 22 MB a million characters of text).
+    knowledge_index.clear_caches()
+    text = {"id": "t1", "type": "text", "status": "ready", "title": "Parking"}
+    qa = {"id": "q1", "type": "qa", "status": "ready", "question": "Opening hours?"}
+    for edit in range(5):
+        edited = {**text, "content": f"Park at the Oak lot, space {edit}."}
+        trainings = [edited, {**qa, "answer": "9-5"}]
+        decision = knowledge.decide("where do I park", trainings, "en", owner=("trainings", "a1"))
+        assert decision.training_id == "t1"
+    knowledge.decide("opening hours?", [{**qa, "answer": "9-5"}], "en", owner=("trainings", "a2"))
+    assert len(knowledge_index._INDEXES.items) == 2  # one per owner
+    assert len(knowledge_index._UNITS.items) == 2  # t1's latest, q1

@@ -8,36 +8,40 @@ from collections import OrderedDict
 
 
 class BuiltOnce:
-    """A thread-safe LRU map of at most `size` values, each built once."""
+    """A thread-safe LRU map of at most `size` values, each built once per
+    version: a value asked for in another version replaces the one kept
+    (an edited training's analysis replaces the old one's)."""
 
     def __init__(self, size):
         self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
         self._building = {}  # key -> the Event set when its build ends
 
-    def get(self, key, build):
-        """The value kept under `key`, else `build()`'s, kept. A caller
-        finding it being built waits for that build."""
+    def get(self, key, build, version=None):
+        """The value kept under `key` in `version`, else `build()`'s, kept
+        in its place. A caller finding it being built waits for that build."""
         while True:
             with self.lock:
-                if key in self.items:
+                kept = self.items.get(key)
+                if kept is not None and kept[0] == version:
                     self.items.move_to_end(key)
-                    return self.items[key]
+                    return kept[1]
                 underway = self._building.get(key)
                 if underway is None:
                     self._building[key] = threading.Event()
             if underway is None:
-                return self._built(key, build)
+                return self._built(key, build, version)
             underway.wait()  # then kept, or failed: look again
 
     def clear(self):
         with self.lock:
             self.items.clear()
 
-    def _built(self, key, build):
+    def _built(self, key, build, version):
         try:
             value = build()
             with self.lock:
-                self.items[key] = value
+                self.items[key] = (version, value)
+                self.items.move_to_end(key)
                 while len(self.items) > self.size:
                     self.items.popitem(last=False)
             return value

@@ -75,11 +75,13 @@ class Decision:
         return self.kind != "none"
 
 
-def decide(message_text, trainings, language, settings=None):
+def decide(message_text, trainings, language, settings=None, owner=None):
     """The answer to `message_text` from `trainings` (objects or dicts with id,
-    type, question/answer or title/content), in the agent's `language`."""
+    type, question/answer or title/content), in the agent's `language`.
+    `owner`: whose trainings they are, for the index kept for each
+    (knowledge_index.agent_index)."""
     limits = thresholds(settings)
-    index = agent_index(trainings, language)
+    index = agent_index(trainings, language, owner)
     message = index.message_terms(message_text)
     if message.keys() and message.keys() <= QUALIFIERS:
         # Only a day ("see you friday", "nos vemos el sabado"): a farewell,

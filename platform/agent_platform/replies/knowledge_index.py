@@ -116,8 +116,8 @@ def passages(content):
 def _units_of(row, language):
     """The units of one training row (cached by id, type, language and text)."""
     training_id, kind, _, fields = row
-    key = (training_id, kind, language, hash(fields))
-    return _UNITS.get(key, lambda: tuple(_analyse_training(training_id, kind, fields, language)))
+    build = lambda: tuple(_analyse_training(training_id, kind, fields, language))  # noqa: E731
+    return _UNITS.get((training_id, kind, language), build, hash(fields))
 
 
 def _analyse_training(training_id, kind, fields, language):
@@ -178,13 +178,15 @@ def clear_caches():
     _INDEXES.clear()
 
 
-def agent_index(trainings, language):
+def agent_index(trainings, language, owner=None):
     """The index of these trainings, cached by their ids, types and texts (a
     change to any of them, or another language, makes another index). Failed
-    trainings (status "failed") are left out."""
+    trainings (status "failed") are left out. `owner` (an agent's trainings,
+    say): the one index kept for it, replaced by one of other trainings."""
     rows = tuple(row for row in map(_row, trainings) if row[2] in ("", "ready"))
-    key = (language, len(rows), hash(rows))
-    return _INDEXES.get(key, lambda: _Index(_units(rows, language), language))
+    version = (len(rows), hash(rows))
+    key = (language, version) if owner is None else (language, owner)
+    return _INDEXES.get(key, lambda: _Index(_units(rows, language), language), version)
 
 
 def _units(rows, language):

@@ -268,7 +268,7 @@ def match_intention(agent, text, settings=None):
         return None
     limits = {"qa_threshold": INTENTION_THRESHOLD, "qa_margin": INTENTION_MARGIN}
     limits["passage_threshold"] = 2.0  # no passages here
-    decision = knowledge.decide(text, rows, agent.language, limits)
+    decision = knowledge.decide(text, rows, agent.language, limits, ("intentions", agent.id))
     if not decision.answered:
         return None
     intention_id, number = decision.training_id.split(":")

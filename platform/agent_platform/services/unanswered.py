@@ -105,7 +105,8 @@ def _answerer(agent):
         Training.title, Training.content,
     ).where(Training.agent == agent.id, Training.status == "ready")  # fmt: skip
     trainings, settings = list(rows.dicts()), agents.settings_of(agent)
-    return lambda text: knowledge.decide(text, trainings, agent.language, settings).answered
+    owner = ("trainings", agent.id)  # the index the replies use
+    return lambda text: knowledge.decide(text, trainings, agent.language, settings, owner).answered
 
 
 def _gaps(agent):

@@ -57,7 +57,7 @@ def decide(agent_id, text, language, settings):
         Training.content,
     ).where(Training.agent == agent_id, Training.status == "ready")
     rows = list(trainings.dicts())
-    return knowledge.decide(text, rows, language, settings), rows
+    return knowledge.decide(text, rows, language, settings, ("trainings", agent_id)), rows
 
 
 def _decision(decision, trainings, settings):
