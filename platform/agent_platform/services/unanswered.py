@@ -20,6 +20,7 @@ from ..db import transaction
 from ..errors import NotFound
 from ..models import Message, Training
 from ..replies import knowledge, matching
+from ..turns import give_way_if_due
 from . import agents
 
 SCAN_MESSAGES = 20_000
@@ -69,6 +70,7 @@ def _groups(agent):
     gaps = [gap for gap in _gaps(agent) if not answers(gap["text"])]
     groups = []
     for gap in gaps:
+        give_way_if_due()
         terms = _terms(gap["text"], agent.language)
         group = next((g for g in groups if _similar(g["terms"], terms)), None)
         if group is None:
@@ -106,7 +108,12 @@ def _answerer(agent):
     ).where(Training.agent == agent.id, Training.status == "ready")  # fmt: skip
     trainings, settings = list(rows.dicts()), agents.settings_of(agent)
     owner = ("trainings", agent.id)  # the index the replies use
-    return lambda text: knowledge.decide(text, trainings, agent.language, settings, owner).answered
+
+    def answers(text):
+        give_way_if_due()
+        return knowledge.decide(text, trainings, agent.language, settings, owner).answered
+
+    return answers
 
 
 def _gaps(agent):
@@ -114,6 +121,7 @@ def _gaps(agent):
     oldest first."""
     found, waiting, conversation = [], [], None
     for message in _messages(agent):
+        give_way_if_due()  # SCAN_MESSAGES of them: seconds of analysis
         if message.conversation_id != conversation:
             waiting, conversation = [], message.conversation_id
         if message.direction == "inbound":
