@@ -25,15 +25,18 @@ the same decision; equal scores go to the smaller training id):
   best sentence: the share of the message's weight the sentence (and, at
   `TITLE_WEIGHT`, its training's title) covers.
 
-Trainings are analysed once and kept in a small cache keyed by their id and
-text; the per-agent index is cached by all of them, so a change to any
-training (or its removal) builds a new one on the next message. Plain
+Trainings are analysed once and kept, one analysis per training for its
+text; an agent's index is kept for all of them, one per agent, so a change
+to any training (or its removal) builds a new one on the next message, in
+place of the old. A first analysis of a long text takes seconds: it lets
+the server's other requests run every few milliseconds (turns). Plain
 Python, standard library only, no Flask.
 """
 
 import math
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from ..turns import give_way_if_due
 from .built import BuiltOnce
@@ -114,10 +117,14 @@ def passages(content):
 
 
 def _units_of(row, language):
-    """The units of one training row (cached by id, type, language and text)."""
+    """The units of one training row (kept per id, type and language, for its text)."""
     training_id, kind, _, fields = row
-    build = lambda: tuple(_analyse_training(training_id, kind, fields, language))  # noqa: E731
+    build = partial(_analysed, training_id, kind, fields, language)
     return _UNITS.get((training_id, kind, language), build, hash(fields))
+
+
+def _analysed(training_id, kind, fields, language):
+    return tuple(_analyse_training(training_id, kind, fields, language))
 
 
 def _analyse_training(training_id, kind, fields, language):
