@@ -53,6 +53,7 @@ from gunicorn.workers.ggevent import GeventWorker
 
 from .addresses import limited_as
 from .bodies import unread_content_coding, unread_transfer_codings
+from .turns import NEXT_POLL
 
 
 class BodyStalled(Exception):
@@ -62,10 +63,8 @@ class BodyStalled(Exception):
 
 
 # How long the connection being served may keep the loop before it lets the
-# others have their turn (_give_way); and a wait that ends only after the
-# loop's next poll (gevent.sleep(0) may end before it).
+# others have their turn (_give_way, a sleep of turns.NEXT_POLL).
 TURN_SECONDS = 0.001
-_NEXT_POLL = 1e-6
 # What BodyDeadline reads at a time of a refused body it drops, and of a
 # body of unknown length (chunked), the loop's turn given between: gunicorn
 # parses each chunk in Python, and a body in chunks of one byte (800,000 of
@@ -144,7 +143,7 @@ class ServiceWorker(GeventWorker):
         if iteration != self._turn[0]:
             self._turn = (iteration, now)
         elif now - self._turn[1] > TURN_SECONDS:
-            gevent.sleep(_NEXT_POLL)
+            gevent.sleep(NEXT_POLL)
 
     @contextlib.contextmanager
     def _waiting(self, client, seconds):
@@ -344,7 +343,7 @@ def _steps(source, size, step):
         yield part
         left -= len(part)
         if left > 0:
-            gevent.sleep(_NEXT_POLL)
+            gevent.sleep(NEXT_POLL)
 
 
 class _ThenClose:

@@ -6,12 +6,12 @@ import time
 # ends only after the loop's next poll, so every connection that is ready is
 # served first (a sleep of 0 may end before that poll). Anywhere else (the
 # CLI, Flask's own server, a thread) it is a pause of some microseconds.
-_NEXT_POLL = 1e-6
+NEXT_POLL = 1e-6
 
 
 def give_way():
     """Let the server's other connections have their turn."""
-    time.sleep(_NEXT_POLL)
+    time.sleep(NEXT_POLL)
 
 
 # How long work that calls give_way_if_due keeps the loop between turns.
