@@ -7,14 +7,16 @@ gives a silent worker before it kills it)."""
 import json
 import random
 import threading
+from pathlib import Path
 
 import pytest
 import requests
 
-from test_serving import served  # noqa: F401  (the fixture)
+from test_serving import children, served  # noqa: F401  (the fixture)
 from whatsapp_helpers import APP_SECRET, PHONE_NUMBER_ID, message, messages_payload, sign
 
 SETTINGS = {"RATE_LIMIT_REQUESTS": 100_000, "REPLIES_DEBOUNCE_SECONDS": 3600}
+LONG, COUNT = 4_900_000, 24  # characters of each text; texts
 SANDBOX = {"sandbox": True, "phone_number_id": PHONE_NUMBER_ID, "app_secret": APP_SECRET}
 
 
@@ -62,3 +64,49 @@ def test_building_the_index_of_a_long_text_does_not_hold_the_others(served):  # 
     assert previews[0].status_code == 200, previews[0].text
     assert previews[0].json()["data"]["provider"] == "knowledge"
     assert len(waits) > 5 and all(code == 200 and seconds < 0.5 for code, seconds in waits), waits
+
+
+def peak_megabytes_since_reset(pid):
+    """The peak resident memory of `pid` since reset_peak(pid), in MB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0]) / 1024
+
+
+def reset_peak(pid):
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return peak_megabytes_since_reset(pid)
+
+
+def read_beside_me(served, api, path, params):  # noqa: F811
+    """GET `path` while another client asks /v1/me: the answer, the waits
+    of /v1/me, and how much the worker's resident memory grew at most."""
+    [worker] = children(served.master)
+    before, answers = reset_peak(worker), []
+    reading = threading.Thread(target=lambda: answers.append(api.get(path, params=params)))
+    reading.start()
+    waits = []
+    while reading.is_alive():
+        waits.append(served.me())
+    return answers[0], waits, peak_megabytes_since_reset(worker) - before
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_pages_of_long_texts_are_written_a_training_at_a_time(served):  # noqa: F811
+    # A page of 40 texts of 4.9 MB was read and encoded whole: 200 MB more
+    # memory, and every other request held a second.
+    api = requests.Session()
+    api.headers["X-API-Key"] = served.key
+    agent = api.post(f"{served.base}/v1/agents", json={"name": "Ana"}).json()["data"]["id"]
+    path = f"{served.base}/v1/agents/{agent}/trainings"
+    text = ("Lorem ipsum dolor sit amet. " * 175_000)[:LONG] + " unicorn"
+    for number in range(COUNT):
+        training = {"type": "text", "title": f"T{number}", "content": f"{number} {text}"}
+        assert api.post(path, json=training).status_code == 201
+    for route, params in (("", {"limit": 100}), ("/search", {"q": "unicorn", "limit": 50})):
+        answer, waits, grown = read_beside_me(served, api, path + route, params)
+        assert answer.status_code == 200, answer.text
+        contents = [item["content"] for item in answer.json()["data"]]
+        assert sorted(contents) == sorted(f"{number} {text}" for number in range(COUNT))
+        assert all(code == 200 and seconds < 0.3 for code, seconds in waits), (route, waits)
+        assert grown < 60, (route, grown)
+    assert answer.json()["data"][0]["score"] > 0

@@ -1,4 +1,5 @@
 import io
+import json
 import threading
 import time
 
@@ -141,6 +142,35 @@ def test_list_filters_and_pages(caller, agent):
     assert_error(
         caller.get(f"/v1/agents/{agent}/trainings?type=poem"), 400, "VALIDATION_ERROR", "type"
     )
+
+
+def test_a_page_shows_each_training_as_get_does_for_every_type(caller, agent, site):
+    made = [
+        added(caller, agent, type="text", title="Kiwi", content="kiwi text"),
+        added(caller, agent, type="qa", question="Kiwi?", answer="Kiwi answer."),
+        added(caller, agent, type="url", url=f"{site}/notes.txt", title="Kiwi hours"),
+    ]
+    made.append(upload(caller, agent, "k.md", b"kiwi notes", title="Kiwi").get_json()["data"])
+    page = caller.get(f"/v1/agents/{agent}/trainings?order=asc")
+    assert page.headers.get("Content-Type") == "application/json"
+    assert page.get_json()["data"] == [
+        caller.get(f"/v1/trainings/{training['id']}").get_json()["data"] for training in made
+    ]
+
+
+def test_a_training_deleted_while_its_page_is_written_is_left_out(caller, agent):
+    # A page's texts are read one at a time as it is written (they may be
+    # millions of characters each); one deleted meanwhile no longer exists.
+    long = "word " * 20_000  # each one a part of the answer of its own
+    made = [added(caller, agent, type="text", content=f"{n} {long}")["id"] for n in range(3)]
+    answer = caller.get(f"/v1/agents/{agent}/trainings", buffered=False)
+    parts = iter(answer.response)
+    first = next(parts)
+    assert caller.delete(f"/v1/trainings/{made[1]}").status_code == 204
+    body = json.loads(b"".join([first, *parts]))
+    assert [training["id"] for training in body["data"]] == [made[2], made[0]]
+    assert body["data"][1]["content"] == f"0 {long}"
+    assert body["pagination"]["total"] == 3  # as counted when the page began
 
 
 def test_update_and_delete(caller, agent):

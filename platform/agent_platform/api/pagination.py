@@ -12,7 +12,7 @@ from marshmallow import fields, post_load, validate, validates_schema
 from ..models.pagination import PageRequest
 from ..models.sqljson import RawJson
 from .schemas.common import Bare, BareSchema
-from .schemas.rendered import RenderedSchema
+from .schemas.rendered import RenderedSchema, rendered_items
 
 MAX_LIMIT = 100
 # 100 items a page: a hundred million items, and every offset an SQLite integer.
@@ -125,7 +125,7 @@ class RenderedPageBodySchema(PageBodySchema):
     def dump(self, page, *, many=None):
         items, render = page.items, self.ITEM_SCHEMA.render
         return Bare(
-            data=items if isinstance(items, RawJson) else [render(item) for item in items],
+            data=items if isinstance(items, RawJson) else rendered_items(items, render),
             pagination=_numbers(page, "limit"),
             meta=_numbers(page, "per_page"),
         )

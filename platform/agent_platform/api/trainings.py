@@ -79,7 +79,7 @@ class SearchTrainings(MethodView):
     @blp.errors(400, 404)
     def get(self, query, agent_id):
         """Search an agent's knowledge (best first, with a relevance score)"""
-        return trainings.search(g.workspace_id, agent_id, **query)
+        return trainings.search_streamed(g.workspace_id, agent_id, **query)
 
 
 @blp.route("/trainings/<training_id>")

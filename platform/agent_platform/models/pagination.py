@@ -21,7 +21,9 @@ class PageRequest:
 
 @dataclass
 class Page:
-    items: list  # or a sqljson.RawJson: the page's JSON array, written by SQLite
+    # Or a sqljson.RawJson (the page's JSON array, written by SQLite), or a
+    # streamed.Streamed (items read as the page is written).
+    items: list
     request: PageRequest
     total: int
 
@@ -30,9 +32,10 @@ class Page:
         return math.ceil(self.total / self.request.limit)
 
 
-def paginate(query, model, paging):
+def paginate(query, model, paging, columns=None):
     """The requested page of `query` (a peewee query selecting `model`'s
-    columns, or a fastsql.Listing); ties on the sort column break by id.
+    columns, or only `columns` of them; or a fastsql.Listing); ties on the
+    sort column break by id.
 
     The statement is built by peewee once and then counted and paged by
     SQLite, which flattens the subqueries (the indexes still serve the
@@ -46,7 +49,7 @@ def paginate(query, model, paging):
         sql, params = query.sql()
         form = query.form
     else:
-        sql, params = query.select(Star(model)).order_by().sql()
+        sql, params = query.select(*(columns or [Star(model)])).order_by().sql()
     direction = "ASC" if paging.order == "asc" else "DESC"
     column = getattr(model, paging.sort).column_name
     order = f'ORDER BY "{column}" {direction}, "id" {direction} LIMIT ? OFFSET ?'

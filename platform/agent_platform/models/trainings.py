@@ -18,6 +18,7 @@ from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
 from .dialect import engine
+from .streamed import Streamed
 from .tenancy import Workspace
 
 TYPES = ("text", "qa", "url", "document")
@@ -47,6 +48,24 @@ SEARCH_COLUMNS = (
     "created_at",
     "updated_at",
 )
+# A row's columns in the order SQLite stores them, split at the content. A
+# value longer than a page continues on a chain of overflow pages, and a
+# column stored after it is reached only by reading every page of that chain:
+# a page of forty 5 MB texts read 200 MB to show their urls. The leading
+# columns are read without it; the trailing ones, one training at a time.
+LEADING_COLUMNS = (
+    "id",
+    "created_at",
+    "updated_at",
+    "workspace_id",
+    "agent_id",
+    "type",
+    "status",
+    "failure_reason",
+    "title",
+)
+TRAILING_COLUMNS = ("content", "question", "answer", "url", "filename")
+_REST_SQL = f"SELECT {', '.join(TRAILING_COLUMNS)} FROM training WHERE id = ?"
 # FTS5 finds and ranks the matches (bm25 with the weights of the table's rank
 # setting, computed once per match, as the bare query does); the join keeps
 # this agent's rows. Written once as SQL text: building it with peewee and
@@ -133,6 +152,28 @@ class Training(TimestampedModel, WorkspaceScoped):
         return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
 
     @classmethod
+    def leading_columns(cls):
+        """The columns stored before the content (LEADING_COLUMNS), as fields."""
+        return [cls._meta.columns[name] for name in LEADING_COLUMNS]
+
+    @classmethod
+    def with_the_rest(cls, trainings):
+        """`trainings`, of which only the LEADING_COLUMNS were read, as a
+        Streamed that reads the other columns of each when it is reached.
+        One deleted meanwhile is left out: it no longer exists."""
+        return Streamed(cls._read_the_rest(trainings))
+
+    @classmethod
+    def _read_the_rest(cls, trainings):
+        for training in trainings:
+            rest = fastsql.execute(_REST_SQL, training.id).fetchone()
+            if rest is not None:
+                training.__data__.update(zip(TRAILING_COLUMNS, rest, strict=True))
+                yield training
+                # Written: its text is let go (the caller's list holds them all).
+                training.__data__.update(dict.fromkeys(TRAILING_COLUMNS))
+
+    @classmethod
     def content_of(cls, training_id):
         """The whole content of a training (of any workspace: its caller found it)."""
         return cls.select(cls.content).where(cls.id == training_id).scalar()
@@ -141,7 +182,8 @@ class Training(TimestampedModel, WorkspaceScoped):
     def search_rows(cls, agent_id, text, limit, match_all=True, content_chars=None):
         """The agent's ready trainings best matching `text`, best first, as
         tuples of the SEARCH_COLUMNS as stored (the content's first
-        `content_chars` only, if given), then the rank (FTS5 bm25, or
+        `content_chars` only, if given; 0: the LEADING_COLUMNS only, the
+        others null), then the rank (FTS5 bm25, or
         PostgreSQL's ts_rank negated: below 0, lower is better). Empty when
         `text` has no term. One statement."""
         expression = match_expression(text, match_all)
@@ -181,7 +223,14 @@ def _search_sql(postgresql, content_chars):
     content = "t.content"
     if content_chars is not None:
         content = f"SUBSTR(t.content, 1, {int(content_chars)})"
-    columns = ", ".join(content if name == "content" else f"t.{name}" for name in SEARCH_COLUMNS)
+    columns = ", ".join(
+        "NULL"
+        if content_chars == 0 and name in TRAILING_COLUMNS
+        else content
+        if name == "content"
+        else f"t.{name}"
+        for name in SEARCH_COLUMNS
+    )
     return (_PG_SEARCH_SQL if postgresql else _SEARCH_SQL).format(columns=columns)
 
 

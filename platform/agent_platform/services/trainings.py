@@ -54,8 +54,13 @@ def get_agent_training(workspace_id, agent_id, training_id):
 
 
 def list_trainings(workspace_id, agent_id, paging, type=None, status=None):
+    """A page of the agent's trainings, whose contents (up to millions of
+    characters each) are read one at a time as the page is written."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
-    return paginate(Training.listed(workspace_id, agent_id, type, status), Training, paging)
+    listed = Training.listed(workspace_id, agent_id, type, status)
+    page = paginate(listed, Training, paging, columns=Training.leading_columns())
+    page.items = Training.with_the_rest(page.items)
+    return page
 
 
 def create_training(workspace_id, agent_id, values, upload=None):
@@ -147,12 +152,17 @@ def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all", c
     """The agent's ready trainings best matching `q`, best first, each with
     `.score` (relevance: BM25 on SQLite, ts_rank on PostgreSQL; higher is
     better). match: "all" terms or "any" term. `content_chars`: read only
-    the content's first characters (None: all of it)."""
+    the content's first characters (None: all of it; 0: none)."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
     hits = Training.search(agent_id, q, limit, match == "all", content_chars)
     for hit in hits:
         hit.score = round(-hit.rank, 6)
     return hits
+
+
+def search_streamed(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all"):
+    """search's hits, each one's whole content read when the answer reaches it."""
+    return Training.with_the_rest(search(workspace_id, agent_id, q, limit, match, 0))
 
 
 def _check_fields(kind, values, creating):

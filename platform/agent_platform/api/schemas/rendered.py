@@ -11,6 +11,8 @@ documented fields are exactly the rendered keys.
 
 import marshmallow as ma
 
+from ...models.streamed import Streamed
+
 
 class RenderedSchema(ma.Schema):
     @staticmethod
@@ -19,6 +21,11 @@ class RenderedSchema(ma.Schema):
 
     def dump(self, obj, *, many=None):
         many = self.many if many is None else many
-        if many:
-            return [self.render(item) for item in obj]
-        return self.render(obj)
+        return rendered_items(obj, self.render) if many else self.render(obj)
+
+
+def rendered_items(items, render):
+    """Each item rendered: now, or as a Streamed reads it."""
+    if isinstance(items, Streamed):
+        return items.mapped(render)
+    return [render(item) for item in items]
