@@ -180,6 +180,30 @@ def test_edit_keeps_the_history(caller, chat):
     assert_error(caller.patch(path, json={"text": "a", "caption": "b"}), 400, "VALIDATION_ERROR")
 
 
+def test_the_history_keeps_the_first_version_and_the_latest(caller, chat):
+    message = data(send(caller, chat["conversation"]["id"], text="v0"), 201)
+    for number in range(1, 26):
+        edited = data(caller.patch(f"/v1/messages/{message['id']}", json={"text": f"v{number}"}))
+    history = [entry["text"] for entry in edited["edit_history"]]
+    assert history == ["v0", *(f"v{number}" for number in range(6, 25))]
+
+
+def test_metadata_is_kept_to_16384_characters_of_json(caller, chat):
+    conversation = chat["conversation"]["id"]
+    fits = {"note": "é" * (16_384 - len('{"note":""}'))}  # counted as characters
+    assert data(send(caller, conversation, text="hi", metadata=fits), 201)["metadata"] == fits
+    response = send(caller, conversation, text="hi", metadata={"note": "x" * 4_900_000})
+    assert_error(response, 400, "VALIDATION_ERROR", "metadata")
+    assert "4,900,011 characters as JSON; at most 16,384" in response.get_json()["error"]["message"]
+    assert_error(
+        send(caller, conversation, text="hi", metadata={**fits, "more": 1}),
+        400,
+        "VALIDATION_ERROR",
+        "metadata",
+    )
+    assert Message.select().count() == 1
+
+
 def test_edit_a_media_caption(caller, chat):
     media = data(
         send(

@@ -355,6 +355,24 @@ def test_an_edited_message_keeps_its_history(caller, bot_api):
     assert len(data(caller.get(f"/v1/messages/{message.id}"))["edit_history"]) == 1
 
 
+def test_a_message_edited_without_end_keeps_its_first_and_latest_versions(caller, bot_api):
+    # Every edit rewrote the whole history: a contact editing a message
+    # thousands of times made each edit and each page of messages longer.
+    telegram_channel(caller)
+    stored_after(bot_api, message_update("v0", message_id=9))
+    edits = [
+        {"edited_message": private_message(f"v{n}", message_id=9, edit_date=1767323100 + n)}
+        for n in range(1, 31)
+    ]
+    [message] = stored_after(bot_api, *edits)
+    shown = data(caller.get(f"/v1/messages/{message.id}"))
+    assert shown["text"] == "v30"
+    assert [entry["text"] for entry in shown["edit_history"]] == [
+        "v0",
+        *(f"v{n}" for n in range(11, 30)),
+    ]
+
+
 def test_a_button_press_is_a_button_message(caller, bot_api):
     telegram_channel(caller)
     bot = private_message("Escolha:", message_id=20)

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from peewee import SQL, CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 
+from ..formats import jsonable
 from .base import JSONField, TimestampedModel, WorkspaceScoped
 from .channels import Channel
 from .conversations import Conversation
@@ -45,6 +46,10 @@ RENDERED_FIELDS = (
     ("edited_at", "edited_at"),
     ("deleted_at", "deleted_at"),
 )
+
+
+# The versions an edited message keeps: its first, and the latest replaced.
+KEPT_VERSIONS = 20
 
 
 class Message(TimestampedModel, WorkspaceScoped):
@@ -99,6 +104,17 @@ class Message(TimestampedModel, WorkspaceScoped):
             # Idempotent inbound: one message per network id on a channel.
             (("channel", "external_id"), True),
         )
+
+    def keep_replaced(self, text, caption, replaced_at):
+        """Add the version an edit replaces to `edit_history`. The first
+        version and the latest ones are kept, KEPT_VERSIONS in all: a
+        contact may edit a message on Telegram as often as they like, and
+        every edit rewrote the whole history."""
+        replaced = jsonable({"text": text, "caption": caption, "replaced_at": replaced_at})
+        history = [*self.edit_history, replaced]
+        if len(history) > KEPT_VERSIONS:
+            history = history[:1] + history[1 - KEPT_VERSIONS :]
+        self.edit_history = history
 
     def save(self, *args, **kwargs):
         if not kwargs.get("force_insert") and kwargs.get("only") is None and self._pk:

@@ -215,7 +215,7 @@ def edit_message(workspace_id, message_id, changes, conversation_id=None, now=No
     """Change the text (or a media message's caption) of an outbound message.
 
     The previous version goes to `edit_history` with the time it was
-    replaced; `edited_at` is set. The edit is recorded in the platform; a
+    replaced (Message.keep_replaced); `edited_at` is set. The edit is recorded in the platform; a
     message already sent is not changed on the network.
     """
     now = now or utcnow()
@@ -226,8 +226,7 @@ def edit_message(workspace_id, message_id, changes, conversation_id=None, now=No
         _check_editable(message, changes)
         if all(getattr(message, name) == value for name, value in changes.items()):
             return message
-        previous = {"text": message.text, "caption": message.caption, "replaced_at": now}
-        message.edit_history = message.edit_history + [formats.jsonable(previous)]
+        message.keep_replaced(message.text, message.caption, now)
         for name, value in changes.items():
             setattr(message, name, value)
         message.edited_at = now

@@ -141,8 +141,7 @@ def apply_edit(channel, edit, now=None):
         value = edit.caption if field == "caption" else edit.text
         if value is None or value == getattr(message, field):
             return message
-        previous = {"text": message.text, "caption": message.caption, "replaced_at": at}
-        message.edit_history = message.edit_history + [formats.jsonable(previous)]
+        message.keep_replaced(message.text, message.caption, at)
         setattr(message, field, value)
         message.edited_at, message.updated_at = at, now
         message.save(keep_updated_at=True)

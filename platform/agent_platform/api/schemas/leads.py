@@ -120,7 +120,11 @@ class RuleParamsSchema(ma.Schema):
         validate=lambda value: isinstance(value, str | int | float | bool),
         metadata={
             "description": "custom_field_value: the value (for a multiselect, one option)",
-            "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+            "oneOf": [
+                {"type": "string", "maxLength": 10000},
+                {"type": "number"},
+                {"type": "boolean"},
+            ],
         },
     )
 
