@@ -220,18 +220,16 @@ class Training(TimestampedModel, WorkspaceScoped):
 
 @cache
 def _search_sql(postgresql, content_chars):
-    content = "t.content"
-    if content_chars is not None:
-        content = f"SUBSTR(t.content, 1, {int(content_chars)})"
-    columns = ", ".join(
-        "NULL"
-        if content_chars == 0 and name in TRAILING_COLUMNS
-        else content
-        if name == "content"
-        else f"t.{name}"
-        for name in SEARCH_COLUMNS
-    )
+    columns = ", ".join(_search_column(name, content_chars) for name in SEARCH_COLUMNS)
     return (_PG_SEARCH_SQL if postgresql else _SEARCH_SQL).format(columns=columns)
+
+
+def _search_column(name, content_chars):
+    if content_chars == 0 and name in TRAILING_COLUMNS:
+        return "NULL"
+    if name == "content" and content_chars is not None:
+        return f"SUBSTR(t.content, 1, {int(content_chars)})"
+    return f"t.{name}"
 
 
 def terms(text):

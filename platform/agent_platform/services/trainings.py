@@ -152,7 +152,8 @@ def search(workspace_id, agent_id, q, limit=SEARCH_DEFAULT_LIMIT, match="all", c
     """The agent's ready trainings best matching `q`, best first, each with
     `.score` (relevance: BM25 on SQLite, ts_rank on PostgreSQL; higher is
     better). match: "all" terms or "any" term. `content_chars`: read only
-    the content's first characters (None: all of it; 0: none)."""
+    the content's first characters (None: all of it; 0: nothing stored
+    after the title, which Training.with_the_rest reads later)."""
     agent_id = agents.live_agent_id(workspace_id, agent_id)
     hits = Training.search(agent_id, q, limit, match == "all", content_chars)
     for hit in hits:
