@@ -224,6 +224,28 @@ def test_custom_fields_are_merged_and_follow_a_rename(caller):
     assert data(caller.get(path))["custom_fields"] == {"Tier": "max"}
 
 
+def test_a_contacts_custom_values_hold_100000_characters_in_all(caller):
+    # Each value may hold 10,000 characters, and a workspace any number of
+    # fields: a page of 100 contacts holding 5 MB each was half a gigabyte.
+    for number in range(11):
+        custom_field(caller, f"Note {number}", "text")
+    nine = {f"Note {number}": "é" * 9_998 for number in range(10)}  # 10,000 as JSON each
+    contact = make_contact(caller, custom_fields=nine)
+    path = f"/v1/contacts/{contact['id']}"
+    response = caller.patch(path, json={"custom_fields": {"Note 10": "x"}})
+    assert_error(response, 400, "VALIDATION_ERROR", "custom_fields")
+    assert (
+        "the values hold 100,003 characters as JSON; at most 100,000"
+        in (response.get_json()["error"]["message"])
+    )
+    assert data(caller.get(path))["custom_fields"] == nine  # nothing changed
+    smaller = {"Note 0": "short", "Note 10": "x"}
+    assert set(data(caller.patch(path, json={"custom_fields": smaller}))["custom_fields"]) == {
+        *nine,
+        "Note 10",
+    }
+
+
 def test_identities_are_unique_and_replaced_by_patch(caller):
     contact = make_contact(
         caller,

@@ -1,6 +1,8 @@
 """Contacts: E.164 phones, unique phone and e-mail, custom field values checked
 against the workspace's definitions, identities on each network."""
 
+import json
+
 from .. import formats
 from ..channels import adapters
 from ..db import folded, transaction
@@ -10,6 +12,11 @@ from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsq
 from ..models.base import utcnow
 from ..models.pagination import paginate
 from . import scoring
+
+# What a contact's custom field values hold in all, each counted as JSON:
+# one value may be 10,000 characters, but a workspace may have any number
+# of fields, and a page of 100 contacts of 5 MB each was half a gigabyte.
+MAX_CUSTOM_VALUES_CHARS = 100_000
 
 
 def not_found(contact_id):
@@ -204,7 +211,17 @@ def checked_custom_fields(workspace_id, current, changes):
             raise ValidationError(
                 f"custom_fields.{field.name}", "is required", code="MISSING_REQUIRED_FIELD"
             )
+    _check_total_size(result)
     return result
+
+
+def _check_total_size(values):
+    size = sum(len(json.dumps(value, ensure_ascii=False)) for value in values.values())
+    if size > MAX_CUSTOM_VALUES_CHARS:
+        raise ValidationError(
+            "custom_fields",
+            f"the values hold {size:,} characters as JSON; at most {MAX_CUSTOM_VALUES_CHARS:,}",
+        )
 
 
 def _field_named(workspace_id, name, blame, writing):
