@@ -1,8 +1,8 @@
 """A real MCP server (the `mcp` package's low-level Server over streamable
 HTTP) on a loopback port, served by uvicorn in a thread.
 
-It offers two tools, one per tools/list page, so a client must follow the
-pagination cursor to see both. `json_response=True` answers with
+It offers two tools, one per tools/list page (`per_page`), so a client
+must follow the pagination cursor to see both. `json_response=True` answers with
 application/json, False with text/event-stream.
 """
 
@@ -36,14 +36,14 @@ TOOLS = [
 ]
 
 
-def build_server(tools, seen_headers):
+def build_server(tools, seen_headers, per_page=1):
     async def list_tools(ctx, params):
         request = getattr(ctx, "request", None)
         if request is not None:
             seen_headers.append(dict(request.headers))
         index = int(params.cursor) if params and params.cursor else 0
-        following = str(index + 1) if index + 1 < len(tools) else None
-        return types.ListToolsResult(tools=tools[index : index + 1], next_cursor=following)
+        following = str(index + per_page) if index + per_page < len(tools) else None
+        return types.ListToolsResult(tools=tools[index : index + per_page], next_cursor=following)
 
     async def call_tool(ctx, params):
         arguments = params.arguments or {}
@@ -57,10 +57,10 @@ def build_server(tools, seen_headers):
 
 
 class RunningMcpServer:
-    def __init__(self, json_response=False, tools=None):
+    def __init__(self, json_response=False, tools=None, per_page=1):
         self.tools = list(TOOLS if tools is None else tools)
         self.seen_headers = []
-        server = build_server(self.tools, self.seen_headers)
+        server = build_server(self.tools, self.seen_headers, per_page)
         app = server.streamable_http_app(json_response=json_response)
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", 0))

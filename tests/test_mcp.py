@@ -1,5 +1,6 @@
 import os
 
+import mcp_types as types
 import pytest
 import requests
 
@@ -219,6 +220,32 @@ def test_a_non_mcp_url_is_a_clear_error_on_the_record(caller, web_site, path, pr
     assert problem in record["last_sync_error"]
     assert record["last_sync_attempt_at"] is not None and record["last_synced_at"] is None
     assert server["id"] in error["message"]
+
+
+def tool(name, description="A tool", schema=None):
+    return types.Tool(name=name, description=description, input_schema=schema or {"type": "object"})
+
+
+def test_what_a_server_offers_is_bounded(caller):
+    # Each tool is stored, listed and offered to the model at every answer.
+    wordy = tool("wordy", "w" * 20_000)
+    large = tool("large", schema={"type": "object", "description": "s" * 70_000})
+    with RunningMcpServer(tools=[tool("add"), wordy]) as server:
+        synced = register(caller, server.url)
+        assert caller.post(f"/v1/mcp-servers/{synced['id']}/sync").status_code == 200
+        tools = caller.get(f"/v1/mcp-servers/{synced['id']}/tools?sort=name").get_json()["data"]
+        assert tools[0]["description"] == "w" * 10_000  # cut there
+    with RunningMcpServer(tools=[tool("add"), large]) as server:
+        refused = register(caller, server.url)
+        answer = caller.post(f"/v1/mcp-servers/{refused['id']}/sync")
+        problem = "tool large has an input schema of 70,034 characters; at most 65,536"
+        assert_error(answer, 502, "MCP_SYNC_FAILED", problem)
+    many = [tool(f"t{number}") for number in range(1001)]
+    with RunningMcpServer(tools=many, per_page=250) as server:
+        refused = register(caller, server.url)
+        answer = caller.post(f"/v1/mcp-servers/{refused['id']}/sync")
+        assert_error(answer, 502, "MCP_SYNC_FAILED", "tools/list offers more than 1,000 tools")
+    assert caller.get(f"/v1/mcp-servers/{refused['id']}/tools").get_json()["data"] == []
 
 
 def test_an_unreachable_server_is_a_clear_error(caller, mcp_server):

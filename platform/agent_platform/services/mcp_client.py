@@ -26,12 +26,17 @@ from ..nul_text import nul_replaced
 # (its metadata, not the package root, which only the top of the house imports).
 CLIENT_INFO = {"name": "agent-platform", "version": version("agent-platform")}
 
-# The revision we offer, and those we accept from the server.
 # The setting that lets MCP servers be on private addresses and any port.
 PRIVATE_URLS_SETTING = "mcp.allow_private_urls"
+# The revision we offer, and those we accept from the server.
 PROTOCOL_VERSION = "2025-06-18"
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_TOOL_PAGES = 100
+# What a server's tools may hold: each is stored, listed and offered to the
+# model at every answer, and one answer may be 5 MB (mcp.max_response_bytes).
+MAX_TOOLS = 1000
+MAX_SCHEMA_CHARS = 65_536  # a tool's input schema, as compact JSON
+MAX_DESCRIPTION_CHARS = 10_000  # a longer description is cut there
 _ERROR_BODY_CHARS = 200
 
 
@@ -89,6 +94,8 @@ class McpSession:
             if not isinstance(page, list):
                 raise McpError("tools/list did not return a list of tools")
             tools.extend(_tool(item) for item in page)
+            if len(tools) > MAX_TOOLS:
+                raise McpError(f"tools/list offers more than {MAX_TOOLS:,} tools")
             cursor = result.get("nextCursor")
             if not cursor:
                 return tools
@@ -240,9 +247,15 @@ def _tool(item):
     schema = item.get("inputSchema") or {"type": "object"}
     if not isinstance(schema, dict):
         raise McpError(f"tool {item['name']} has an input schema that is not an object")
+    size = len(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_SCHEMA_CHARS:
+        raise McpError(
+            f"tool {item['name'][:200]} has an input schema of {size:,} characters; "
+            f"at most {MAX_SCHEMA_CHARS:,}"
+        )
     description = item.get("description")
     return {
         "name": item["name"][:200],
-        "description": description if isinstance(description, str) else "",
+        "description": description[:MAX_DESCRIPTION_CHARS] if isinstance(description, str) else "",
         "input_schema": schema,
     }
