@@ -13,7 +13,7 @@ from functools import cache
 
 from peewee import CharField, ForeignKeyField, IntegerField, TextField, fn
 
-from ..db import database
+from ..db import database, long_statements
 from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
@@ -117,10 +117,27 @@ class Training(TimestampedModel, WorkspaceScoped):
         """The next free FTS key; callers hold the write lock (BEGIN IMMEDIATE)."""
         return (cls.select(fn.COALESCE(fn.MAX(cls.search_rowid), 0)).scalar() or 0) + 1
 
+    # Every write of a training runs in long_statements: its triggers index
+    # (or take out of the index) a text of up to 5 MB within the statement.
+
     @classmethod
     def create(cls, **values):
         values.setdefault("search_rowid", cls.next_search_rowid())
-        return super().create(**values)
+        with long_statements():
+            return super().create(**values)
+
+    def save(self, *args, **kwargs):
+        with long_statements():
+            return super().save(*args, **kwargs)
+
+    def delete_instance(self, *args, **kwargs):
+        with long_statements():
+            return super().delete_instance(*args, **kwargs)
+
+    @classmethod
+    def delete_of_agent(cls, agent_id):
+        with long_statements():
+            cls.delete().where(cls.agent == agent_id).execute()
 
     @classmethod
     def insert_rows(cls, rows, batch_size=500):
@@ -129,8 +146,9 @@ class Training(TimestampedModel, WorkspaceScoped):
         first = cls.next_search_rowid()
         for offset, row in enumerate(rows):
             row.setdefault("search_rowid", first + offset)
-        for start in range(0, len(rows), batch_size):
-            cls.insert_many(rows[start : start + batch_size]).execute()
+        with long_statements():
+            for start in range(0, len(rows), batch_size):
+                cls.insert_many(rows[start : start + batch_size]).execute()
 
     @classmethod
     def listed(cls, workspace_id, agent_id, type=None, status=None):

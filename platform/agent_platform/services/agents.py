@@ -151,7 +151,7 @@ def delete_agent(workspace_id, agent_id, now=None):
     with transaction():
         agent = get_agent(workspace_id, agent_id)
         channels.detach_agent(workspace_id, agent.id, now)
-        Training.delete().where(Training.agent == agent.id).execute()
+        Training.delete_of_agent(agent.id)
         AgentTool.delete().where(AgentTool.agent == agent.id).execute()
         agent.deleted_at = now
         agent.is_default = False
