@@ -28,7 +28,9 @@ added here, and nothing else:
   not applied behind a proxy, `server.proxy_hops` > 0, where every
   connection comes from the proxy);
 - a SQLite COMMIT runs on one of gevent's native threads (`OneThread`,
-  db.run_commits_in), and a password's hash on another (about 90 ms,
+  db.run_commits_in), a long statement on another (a training's text
+  indexed, a search reading every message: db.run_long_statements_in),
+  and a password's hash on a third (about 90 ms,
   services.users.run_hashes_in): they no longer stop every other
   connection of the process while they last;
 - SIGTERM tells the background jobs at once to take no more work, so they
@@ -86,10 +88,11 @@ class ServiceWorker(GeventWorker):
         gunicorn_util.write_error = write_error_in_json  # gunicorn's only writer of its errors
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         if "DATABASE_PATH" in config:  # the service (a bench's bare app has none)
-            from .db import run_commits_in
+            from .db import run_commits_in, run_long_statements_in
             from .services.users import run_hashes_in
 
             run_commits_in(OneThread().run)
+            run_long_statements_in(OneThread().run)
             run_hashes_in(OneThread().run)
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):
@@ -198,6 +201,7 @@ class OneThread:
     for its own without holding the others up. One thread for each kind of
     call is enough: commits of write transactions take turns anyway (and
     each thread that runs SQLite gets a malloc arena of its own to keep);
+    long statements are rare, and one at a time bounds what they take;
     password hashes are few, and one at a time bounds their CPU."""
 
     def __init__(self):

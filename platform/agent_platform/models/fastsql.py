@@ -13,7 +13,7 @@ from functools import cache
 from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 from peewee import __exception_wrapper__ as _peewee_errors
 
-from ..db import database
+from ..db import database, executed
 from ..db_postgresql import postgresql_statement
 from .base import JSONField
 from .dialect import engine
@@ -27,7 +27,7 @@ def execute(sql, *params):
     if engine.postgresql:
         sql = postgresql_statement(sql)
     with _peewee_errors, database.turn_for(sql):
-        return database.cursor().execute(sql, params)
+        return executed(database.cursor(), sql, params)
 
 
 def fetch_one(model, sql, *params):

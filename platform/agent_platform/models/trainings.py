@@ -208,7 +208,8 @@ class Training(TimestampedModel, WorkspaceScoped):
         if expression is None:
             return []
         sql = _search_sql(engine.postgresql, content_chars)
-        return database.execute_sql(sql, (expression, str(agent_id), limit)).fetchall()
+        with long_statements():  # a word found millions of times is ranked at each one
+            return database.execute_sql(sql, (expression, str(agent_id), limit)).fetchall()
 
     @classmethod
     def search(cls, agent_id, text, limit, match_all=True, content_chars=None):
