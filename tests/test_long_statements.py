@@ -1,5 +1,5 @@
 """serve's worker runs SQLite's long statements on a native thread of their
-own (db.long_statements, db.run_long_statements_in): a search that reads
+own (agent_platform.long_statements): a search that reads
 every message of a workspace, a training's text indexed. The event loop
 serves the other greenlets meanwhile (1.3 s held at 1,000,000 messages
 before: docs/benchmarks.md)."""
@@ -9,7 +9,7 @@ import time
 import gevent
 import pytest
 
-from agent_platform import db
+from agent_platform import db, long_statements
 from agent_platform.gevent_worker import OneThread
 from agent_platform.models import fastsql
 from agent_platform.models.pagination import PageRequest
@@ -30,9 +30,9 @@ PAGE = PageRequest(page=1, limit=20, order="desc", sort="updated_at")
 
 @pytest.fixture
 def long_in_thread(app):
-    db.run_long_statements_in(OneThread().run)
+    long_statements.run_in(OneThread().run)
     yield
-    db.run_long_statements_in(None)
+    long_statements.run_in(None)
 
 
 def ticks_while(work):
@@ -54,12 +54,12 @@ def ticks_while(work):
 
 
 def counted_through_peewee():
-    with db.long_statements():
+    with long_statements.long_statements():
         return db.database.execute_sql(COUNTING).fetchone()
 
 
 def counted_through_fastsql():
-    with db.long_statements():
+    with long_statements.long_statements():
         return fastsql.execute(COUNTING).fetchall()
 
 
@@ -100,20 +100,20 @@ def test_searches_reading_every_message_or_contact_go_to_that_thread(app, caller
     }
     with app.app_context():
         found = {name: ids(search()) for name, search in searches.items()}
-        db.run_long_statements_in(recorded)
+        long_statements.run_in(recorded)
         try:
             again = {name: ids(search()) for name, search in searches.items()}
         finally:
-            db.run_long_statements_in(None)
+            long_statements.run_in(None)
     assert found == again and found["conversations"] == [chat["conversation"]["id"]]
     assert found["contacts"] == [chat["contact"]["id"]]
     assert sum('"message"' in sql and "LIKE" in sql for sql in ran) == 2  # both message scans
     assert any('"contact"' in sql and "LIKE" in sql for sql in ran)
     with app.app_context():  # a list without a search stays on the loop
         ran.clear()
-        db.run_long_statements_in(recorded)
+        long_statements.run_in(recorded)
         try:
             conversations.list_conversations(workspace, PAGE)
         finally:
-            db.run_long_statements_in(None)
+            long_statements.run_in(None)
     assert ran == []

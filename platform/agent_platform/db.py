@@ -34,7 +34,6 @@ and reused, it would fail long after the file is writable again.
 
 import collections
 import contextlib
-import contextvars
 import logging
 import sqlite3
 import threading
@@ -45,6 +44,7 @@ from datetime import datetime
 from peewee import DatabaseProxy, Model, OperationalError, __exception_wrapper__
 from playhouse.pool import PooledSqliteDatabase
 
+from . import long_statements
 from .config import resolve_path
 from .private import create_file, make_dirs
 
@@ -210,7 +210,6 @@ class LeasedPool:
 class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
     write_turns = None  # a _WriteTurns, once configured
     run_commits = None  # see run_commits_in
-    run_long = None  # see run_long_statements_in
 
     def _close(self, connection, close_conn=False):
         if self.write_turns is not None:  # rolled back in the pool, if open
@@ -325,9 +324,9 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
 
     def execute_sql(self, sql, params=None):
         with self.turn_for(sql):
-            if self.run_long is not None and _LONG_STATEMENTS.get():
+            if long_statements.in_block():
                 with __exception_wrapper__:
-                    return executed(self.cursor(), sql, params or ())
+                    return long_statements.executed(self.cursor(), sql, params or ())
             return super().execute_sql(sql, params)
 
     def turn_for(self, sql):
@@ -370,13 +369,6 @@ def run_commits_in(run):
     shorter than the hand-over to a thread and back, and each hand-over
     would lengthen a transaction that holds the write turn."""
     sqlite_database.run_commits = run
-
-
-def run_long_statements_in(run):
-    """Run the SQLite statements of long_statements blocks as `run(function,
-    *args)` (None: in place). Another thread than the commits': a search
-    reading for a second would otherwise hold every commit up."""
-    sqlite_database.run_long = run
 
 
 def end_request():
@@ -472,62 +464,6 @@ def conflicted(error):
 def transaction():
     """A write transaction (on SQLite BEGIN IMMEDIATE); nests as a savepoint."""
     return database.atomic()
-
-
-_LONG_STATEMENTS = contextvars.ContextVar("long_statements", default=False)
-
-
-def executed(cursor, sql, params):
-    """`cursor.execute(sql, params)`; in a long_statements block on SQLite,
-    through run_long, its rows read there too (a scan goes on as they are
-    fetched). The cursor is the caller's connection's, taken by the caller."""
-    run = sqlite_database.run_long
-    if run is None or not _LONG_STATEMENTS.get() or is_postgresql():
-        return cursor.execute(sql, params)
-    return run(_read_through, cursor, sql, params)
-
-
-def _read_through(cursor, sql, params):
-    cursor.execute(sql, params)
-    return _ReadCursor(cursor, cursor.fetchall())
-
-
-class _ReadCursor:
-    """A cursor whose statement has run and whose rows have been read, as
-    peewee and fastsql use a cursor."""
-
-    def __init__(self, cursor, rows):
-        self.description, self.lastrowid = cursor.description, cursor.lastrowid
-        self.rowcount, self._rows = cursor.rowcount, iter(rows)
-
-    def __iter__(self):
-        return self._rows
-
-    def fetchone(self):
-        return next(self._rows, None)
-
-    def fetchall(self):
-        return list(self._rows)
-
-    def close(self):
-        self._rows = iter(())
-
-
-@contextlib.contextmanager
-def long_statements():
-    """Statements in this block may keep SQLite at work for long: a
-    training's text of megabytes is indexed (or taken out of the index) by
-    its triggers within the one statement that writes it, 150-220 ms for
-    5 MB; a search for a part of a text reads every message of the
-    workspace. Where they have a thread of their own
-    (run_long_statements_in), the loop serves the others meanwhile.
-    Anywhere else (PostgreSQL, whose driver yields; no such thread) nothing
-    changes."""
-    token = _LONG_STATEMENTS.set(True)
-    try:
-        yield
-    finally:
-        _LONG_STATEMENTS.reset(token)
 
 
 @contextlib.contextmanager

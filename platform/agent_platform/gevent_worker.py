@@ -29,7 +29,7 @@ added here, and nothing else:
   connection comes from the proxy);
 - a SQLite COMMIT runs on one of gevent's native threads (`OneThread`,
   db.run_commits_in), a long statement on another (a training's text
-  indexed, a search reading every message: db.run_long_statements_in),
+  indexed, a search reading every message: long_statements.run_in),
   and a password's hash on a third (about 90 ms,
   services.users.run_hashes_in): they no longer stop every other
   connection of the process while they last;
@@ -88,11 +88,12 @@ class ServiceWorker(GeventWorker):
         gunicorn_util.write_error = write_error_in_json  # gunicorn's only writer of its errors
         config = getattr(self.wsgi, "config", {})  # the Flask app's
         if "DATABASE_PATH" in config:  # the service (a bench's bare app has none)
-            from .db import run_commits_in, run_long_statements_in
+            from . import long_statements
+            from .db import run_commits_in
             from .services.users import run_hashes_in
 
             run_commits_in(OneThread().run)
-            run_long_statements_in(OneThread().run)
+            long_statements.run_in(OneThread().run)
             run_hashes_in(OneThread().run)
         self.header_timeout = config.get("SERVER_HEADER_TIMEOUT_SECONDS", self.header_timeout)
         if not config.get("SERVER_PROXY_HOPS"):

@@ -13,8 +13,9 @@ from functools import cache
 from peewee import CharField, DateTimeField, ForeignKeyField, IntegerField, TextField
 from peewee import __exception_wrapper__ as _peewee_errors
 
-from ..db import database, executed
+from ..db import database
 from ..db_postgresql import postgresql_statement
+from ..long_statements import executed
 from .base import JSONField
 from .dialect import engine
 from .encrypted import EncryptedCharField
@@ -27,7 +28,10 @@ def execute(sql, *params):
     if engine.postgresql:
         sql = postgresql_statement(sql)
     with _peewee_errors, database.turn_for(sql):
-        return executed(database.cursor(), sql, params)
+        cursor = database.cursor()
+        if engine.postgresql:  # its driver yields while the server works
+            return cursor.execute(sql, params)
+        return executed(cursor, sql, params)
 
 
 def fetch_one(model, sql, *params):

@@ -13,7 +13,8 @@ from functools import cache
 
 from peewee import CharField, ForeignKeyField, IntegerField, TextField, fn
 
-from ..db import database, long_statements
+from ..db import database
+from ..long_statements import long_statements
 from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped

@@ -6,9 +6,10 @@ from contextlib import nullcontext
 
 from .. import formats
 from ..channels import adapters
-from ..db import folded, long_statements, transaction
+from ..db import folded, transaction
 from ..errors import Conflict, NotFound, ValidationError
 from ..events import emit
+from ..long_statements import long_statements
 from ..models import Contact, ContactIdentity, Conversation, CustomField, fastsql, jsonquery
 from ..models.base import utcnow
 from ..models.pagination import paginate

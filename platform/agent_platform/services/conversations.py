@@ -16,9 +16,10 @@ CONVERSATION_HELD naming who holds it.
 from peewee import SQL, fn
 
 from .. import formats
-from ..db import long_statements, transaction
+from ..db import transaction
 from ..errors import Conflict, NotFound
 from ..events import emit
+from ..long_statements import long_statements
 from ..models import Conversation, Message, fastsql
 from ..models.base import utcnow
 from ..models.conversations import ACTIVE_STATUSES

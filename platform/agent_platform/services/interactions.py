@@ -6,8 +6,9 @@ from contextlib import nullcontext
 from peewee import SQL, Value, fn
 
 from .. import formats
-from ..db import long_statements, transaction
+from ..db import transaction
 from ..errors import ValidationError
+from ..long_statements import long_statements
 from ..models import Channel, Contact, Conversation, CustomField, Lead, Message, jsonquery
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import Page, paginate
