@@ -13,7 +13,7 @@ from agent_platform import db, long_statements
 from agent_platform.gevent_worker import OneThread
 from agent_platform.models import fastsql
 from agent_platform.models.pagination import PageRequest
-from agent_platform.services import contacts, conversations, interactions
+from agent_platform.services import contacts, conversations, interactions, trainings
 from conversations_helpers import send, setup_chat
 
 pytestmark = pytest.mark.sqlite_only(
@@ -78,14 +78,17 @@ def test_without_it_the_statement_holds_every_greenlet(app):
     assert tuple(result) == (3000000, 4500001500000) and ticks == 0
 
 
-def ids(page):
-    return [item["id"] if isinstance(item, dict) else item.id for item in page.items]
+def ids(found):
+    items = found if isinstance(found, list) else found.items  # a page, or previews
+    return [item["id"] if isinstance(item, dict) else item.id for item in items]
 
 
 def test_searches_reading_every_message_or_contact_go_to_that_thread(app, caller):
     chat = setup_chat(caller)
     for text in ("where is my order", "thanks", "order 42 arrived"):
         send(caller, chat["conversation"]["id"], text=text)
+    training = {"type": "text", "content": "We open at nine."}
+    caller.post(f"/v1/agents/{chat['agent_id']}/trainings", json=training)
     ran = []
 
     def recorded(function, *args):
@@ -97,6 +100,7 @@ def test_searches_reading_every_message_or_contact_go_to_that_thread(app, caller
         "conversations": lambda: conversations.list_conversations(workspace, PAGE, q="order"),
         "interactions": lambda: interactions.query_interactions(workspace, PAGE, q="order"),
         "contacts": lambda: contacts.list_contacts(workspace, PAGE, q="Bia"),
+        "knowledge page": lambda: trainings.previews(workspace, chat["agent_id"], 100, 1000),
     }
     with app.app_context():
         found = {name: ids(search()) for name, search in searches.items()}
@@ -106,9 +110,10 @@ def test_searches_reading_every_message_or_contact_go_to_that_thread(app, caller
         finally:
             long_statements.run_in(None)
     assert found == again and found["conversations"] == [chat["conversation"]["id"]]
-    assert found["contacts"] == [chat["contact"]["id"]]
+    assert found["contacts"] == [chat["contact"]["id"]] and len(found["knowledge page"]) == 1
     assert sum('"message"' in sql and "LIKE" in sql for sql in ran) == 2  # both message scans
     assert any('"contact"' in sql and "LIKE" in sql for sql in ran)
+    assert any('FROM "training"' in sql and "SUBSTR" in sql for sql in ran)
     with app.app_context():  # a list without a search stays on the loop
         ran.clear()
         long_statements.run_in(recorded)

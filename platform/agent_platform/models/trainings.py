@@ -168,7 +168,8 @@ class Training(TimestampedModel, WorkspaceScoped):
         shown = [field for field in cls._meta.sorted_fields if field is not cls.content]
         cut = fn.SUBSTR(cls.content, 1, content_chars).alias("content")
         query = cls.select(*shown, cut).where(cls.workspace == workspace_id, cls.agent == agent_id)
-        return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
+        with long_statements():  # the url and file name are read past the whole content
+            return list(query.order_by(cls.created_at.desc(), cls.id.desc()).limit(limit))
 
     @classmethod
     def leading_columns(cls):
