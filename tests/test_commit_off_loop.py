@@ -8,6 +8,7 @@ import pytest
 
 from agent_platform import db
 from agent_platform.gevent_worker import OneThread
+from loop_helpers import ticks_beside
 
 pytestmark = pytest.mark.sqlite_only(reason="a PostgreSQL commit waits on its socket, which yields")
 
@@ -32,17 +33,7 @@ def big_transaction():
 
 def ticks_while(work):
     """(when `work`'s commit began and ended, the times another greenlet woke)."""
-    ticks = []
-
-    def ticker():
-        while True:
-            ticks.append(time.monotonic())
-            gevent.sleep(0.001)
-
-    other = gevent.spawn(ticker)
-    gevent.sleep(0)
-    began, ended = gevent.spawn(work).get()
-    other.kill()
+    (began, ended), ticks = ticks_beside(work)
     return began, ended, ticks
 
 

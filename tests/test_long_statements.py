@@ -6,7 +6,6 @@ before: docs/benchmarks.md)."""
 
 import time
 
-import gevent
 import pytest
 
 from agent_platform import db, long_statements
@@ -15,6 +14,7 @@ from agent_platform.models import fastsql
 from agent_platform.models.pagination import PageRequest
 from agent_platform.services import contacts, conversations, interactions, trainings
 from conversations_helpers import send, setup_chat
+from loop_helpers import ticks_beside
 
 pytestmark = pytest.mark.sqlite_only(
     reason="a PostgreSQL statement waits on its socket, which yields"
@@ -36,20 +36,13 @@ def long_in_thread(app):
 
 
 def ticks_while(work):
-    """(work's result, its start and end, the times another greenlet woke)."""
-    ticks = []
+    """(work's result, how often another greenlet woke while it worked)."""
 
-    def ticker():
-        while True:
-            ticks.append(time.monotonic())
-            gevent.sleep(0.001)
+    def timed():
+        began = time.monotonic()
+        return work(), began, time.monotonic()
 
-    other = gevent.spawn(ticker)
-    gevent.sleep(0)
-    began = time.monotonic()
-    result = gevent.spawn(work).get()
-    ended = time.monotonic()
-    other.kill()
+    (result, began, ended), ticks = ticks_beside(timed)
     return result, sum(began < tick < ended for tick in ticks)
 
 
