@@ -32,6 +32,7 @@ def in_block():
 
 @contextlib.contextmanager
 def long_statements():
+    """The statements of this block go to the runner, when there is one."""
     token = _IN_BLOCK.set(True)
     try:
         yield
