@@ -31,9 +31,10 @@ def in_block():
 
 
 @contextlib.contextmanager
-def long_statements():
-    """The statements of this block go to the runner, when there is one."""
-    token = _IN_BLOCK.set(True)
+def long_statements(applies=True):
+    """The statements of this block go to the runner, when there is one
+    (and `applies`: a query only some of whose forms read for long)."""
+    token = _IN_BLOCK.set(_IN_BLOCK.get() or bool(applies))  # never off inside a block
     try:
         yield
     finally:

@@ -9,21 +9,16 @@ import time
 NEXT_POLL = 1e-6
 
 
-def give_way():
-    """Let the server's other connections have their turn."""
-    time.sleep(NEXT_POLL)
-
-
 # How long work that calls give_way_if_due keeps the loop between turns.
 TURN_SECONDS = 0.002
 _last_turn = [0.0]
 
 
 def give_way_if_due():
-    """give_way() when TURN_SECONDS have passed since the last turn given
-    here: cheap enough to call at every small step of long work (an index
-    of a large text)."""
+    """Let the server's other connections have their turn, when TURN_SECONDS
+    have passed since the last one given here: cheap enough to call at every
+    small step of long work (an index of a large text)."""
     now = time.monotonic()
     if now - _last_turn[0] >= TURN_SECONDS:
-        give_way()
+        time.sleep(NEXT_POLL)
         _last_turn[0] = time.monotonic()

@@ -67,16 +67,15 @@ def list_conversations(
         query = query.where(Conversation.contact == str(contact_id))
     if updated_since:
         query = query.where(Conversation.updated_at >= updated_since)
-    if not q:
-        return paginate(query, Conversation, paging)
-    query = query.where(
-        fn.EXISTS(
-            Message.select(SQL("1")).where(
-                Message.conversation == Conversation.id, Message.text.contains(q)
+    if q:
+        query = query.where(
+            fn.EXISTS(
+                Message.select(SQL("1")).where(
+                    Message.conversation == Conversation.id, Message.text.contains(q)
+                )
             )
         )
-    )
-    with long_statements():  # it reads every message of the workspace
+    with long_statements(q):  # a search reads every message of the workspace
         return paginate(query, Conversation, paging)
 
 

@@ -1,8 +1,6 @@
 """Interactions: the conversations seen as the team's work items. One
 query with combinable filters, and closing (one, or many at once)."""
 
-from contextlib import nullcontext
-
 from peewee import SQL, Value, fn
 
 from .. import formats
@@ -28,7 +26,7 @@ def query_interactions(workspace_id, paging, **filters):
     for name, value in filters.items():
         if value is not None and value != [] and value != {}:
             query = query.where(_CONDITIONS[name](workspace_id, value))
-    with long_statements() if filters.get("q") else nullcontext():  # every message read
+    with long_statements(filters.get("q")):  # every message read
         page = paginate(query, Conversation, paging)
     return Page(_decorated(workspace_id, page.items), page.request, page.total)
 

@@ -4,7 +4,7 @@ files. Standard library only."""
 from html.parser import HTMLParser
 
 from ..nul_text import nul_replaced
-from ..turns import give_way
+from ..turns import give_way_if_due
 
 # Elements whose text is not content.
 _SKIPPED = {"script", "style", "noscript", "template", "svg", "head", "iframe", "object"}
@@ -16,7 +16,8 @@ _BLOCKS = {
     "td", "th", "tr", "ul",
 }  # fmt: skip
 _VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source"}
-# Markup parsed at a time, the loop given its turn between: parsing is about
+# Markup parsed at a time, the loop given its turn between (every
+# turns.TURN_SECONDS, as any long work does): parsing is about
 # 0.3 s a megabyte of markup-heavy HTML, and an uploaded document of 4.9 MB
 # held every other request 1.4 s.
 FEED_CHARS = 8192
@@ -58,7 +59,7 @@ def html_to_text(html):
     parser = _TextParser()
     for start in range(0, len(html), FEED_CHARS):
         parser.feed(html[start : start + FEED_CHARS])
-        give_way()
+        give_way_if_due()
     parser.close()
     lines = (" ".join("".join(parts).split()) for parts in parser.lines)
     return " ".join("".join(parser.title).split()), "\n".join(line for line in lines if line)
