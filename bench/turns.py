@@ -10,7 +10,7 @@ while the other client asks /v1/me: how long the batch took, the other
 client's longest and median wait, and whether it was answered while the
 batch was still being served.
 Before the worker's turns (agent_platform.gevent_worker._give_way) and the
-write turns handed on in order (db._WriteTurns), the other client waited
+write turns handed on in order (write_turns.WriteTurns), the other client waited
 for the whole batch.
 
 The latency of 16 busy kept-alive connections, the other face of the same

@@ -16,14 +16,10 @@ connection closes). Each request hands its connection back when it ends
 (`end_request`): under `serve`'s gevent worker a kept-alive connection is a
 greenlet that may sit idle for long, and hundreds of them must not hold
 hundreds of SQLite connections. A thread (or greenlet) that ends holding one
-hands it back too (`_Lease`).
+hands it back too (leased_pool.py).
 
 The write transactions of one process take turns on a lock of their own
-(`_WriteTurns`) before BEGIN IMMEDIATE, instead of in SQLite's busy handler:
-that handler sleeps inside the C library, and under gevent a sleep there
-stops every greenlet of the process, the one holding SQLite's lock included,
-until the busy timeout. The lock is made when the database is configured, so
-in `serve`'s worker (monkey-patched by then) it is gevent's.
+before BEGIN IMMEDIATE, instead of in SQLite's busy handler (write_turns.py).
 
 A write that fails for want of storage (see storage.py) is an incident,
 which the log tells once when it starts and once when writes work again.
@@ -32,7 +28,6 @@ SQLite keeps a connection it opened on a read-only file read-only for good,
 and reused, it would fail long after the file is writable again.
 """
 
-import collections
 import contextlib
 import logging
 import sqlite3
@@ -41,12 +36,14 @@ import time
 import unicodedata
 from datetime import datetime
 
-from peewee import DatabaseProxy, Model, OperationalError, __exception_wrapper__
+from peewee import DatabaseProxy, Model, __exception_wrapper__
 from playhouse.pool import PooledSqliteDatabase
 
 from . import long_statements
 from .config import resolve_path
+from .leased_pool import LeasedPool
 from .private import create_file, make_dirs
+from .write_turns import WriteTurns, takes_write_lock
 
 log = logging.getLogger("agent_platform.db")
 _last_time = (None, None)  # the last time bound, and its stored form
@@ -74,141 +71,11 @@ sqlite3.register_adapter(datetime, _stored_time)
 sqlite3.register_adapter(type(None), {}.get)
 
 
-class _Lease:
-    """A thread's hold on its pooled connection. Kept in the thread's own
-    state, it is dropped when the thread ends (a development server starts one
-    per request): an uncancelled lease then checks the connection back in,
-    which rolls back anything left open, so no pool slot leaks."""
-
-    __slots__ = ("pool", "connection")
-
-    def __init__(self, pool, connection):
-        self.pool, self.connection = pool, connection
-
-    def cancel(self):
-        self.connection = None
-
-    def __del__(self):
-        if self.connection is not None:
-            self.pool.check_in(self.connection)
-
-
-class _WriteTurns:
-    """This process's write transactions, one at a time (see the module's
-    docstring), in the order they asked. Waiting longer than SQLite's busy
-    timeout fails as SQLite would ("database is locked"). The turn belongs
-    to a connection, ended when it commits, rolls back or goes back to the
-    pool.
-
-    An ended turn is handed to the first in line, never left free: a plain
-    lock is free again at once, and a greenlet that ends its turn and asks
-    again before the loop runs the waiter it woke (a client sending its next
-    write the moment it has its answer) took it back every time, while the
-    others waited out the busy timeout and failed."""
-
-    def __init__(self, timeout):
-        self.timeout, self.holder = timeout, None
-        self._guard = threading.Lock()  # held for a few lines, never across a wait
-        self._line = collections.deque()  # the waiters, first come first
-
-    def take(self, connection):
-        with self._guard:
-            if self.holder is None and not self._line:
-                self.holder = connection
-                return
-            waiter = _Waiter(connection)
-            self._line.append(waiter)
-        try:
-            handed = waiter.wait(self.timeout)
-        except BaseException:  # interrupted (a timeout, a kill): out of the line
-            if not self._leave(waiter):
-                self.end(connection)  # handed to it meanwhile: on to the next
-            raise
-        if not handed and self._leave(waiter):
-            raise OperationalError("database is locked")
-
-    def _leave(self, waiter):
-        """Whether `waiter` left the line before its turn came (else the turn
-        was handed to it while its wait ended: it is its turn now)."""
-        with self._guard:
-            if waiter in self._line:
-                self._line.remove(waiter)
-                return True
-            return False
-
-    def end(self, connection):
-        # Asked of every connection going back to the pool, most holding no
-        # turn: no lock for them. Only a handover makes a connection the
-        # holder, and a connection in line is not ending anything.
-        if connection is None or self.holder is not connection:
-            return
-        with self._guard:
-            if not self._line:
-                self.holder = None
-                return
-            waiter = self._line.popleft()
-            self.holder = waiter.connection
-            waiter.wake()
-
-    @contextlib.contextmanager
-    def turn(self, connection):
-        self.take(connection)
-        try:
-            yield
-        finally:
-            self.end(connection)
-
-
-class _Waiter:
-    """A connection in line for the write turn; its lock is let go when the
-    turn is handed to it."""
-
-    __slots__ = ("connection", "_lock")
-
-    def __init__(self, connection):
-        self.connection, self._lock = connection, threading.Lock()
-        self._lock.acquire()
-
-    def wait(self, timeout):
-        return self._lock.acquire(timeout=timeout)
-
-    def wake(self):
-        self._lock.release()
-
-
 _NO_TURN = contextlib.nullcontext()
 
 
-_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLAC", "CREATE", "DROP", "ALTER")
-
-
-def _writes(sql):
-    """Whether a statement run on its own (no transaction) takes the write lock."""
-    return sql.lstrip()[:6].upper() in _WRITES
-
-
-class LeasedPool:
-    """A pool (either engine's) whose threads hold their connections by a
-    _Lease: one that ends holding a connection hands it back."""
-
-    def _connect(self):
-        connection = super()._connect()
-        self._state.lease = _Lease(self, connection)
-        return connection
-
-    def _close(self, connection, close_conn=False):
-        lease = getattr(self._state, "lease", None)
-        if lease is not None and lease.connection is connection:
-            lease.cancel()
-        super()._close(connection, close_conn)
-
-    def check_in(self, connection):
-        """Return a connection whose thread is gone to the pool."""
-        super()._close(connection)
-
-
 class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
-    write_turns = None  # a _WriteTurns, once configured
+    write_turns = None  # a WriteTurns, once configured
     run_commits = None  # see run_commits_in
 
     def _close(self, connection, close_conn=False):
@@ -228,7 +95,7 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
         # connections not to reuse: those open until then, or every one.
         self.storage_failing_since, self.spent_until, self.spending = None, 0.0, False
         super().init(*args, **kwargs)
-        self.write_turns = _WriteTurns(kwargs.get("timeout") or -1)
+        self.write_turns = WriteTurns(kwargs.get("timeout") or -1)
 
     def _is_stale(self, timestamp):
         # Asked as a connection leaves the pool and as it comes back.
@@ -331,8 +198,8 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
 
     def turn_for(self, sql):
         """A write outside any transaction takes its turn for its statement
-        (see _WriteTurns); anything else goes straight on."""
-        if self.in_transaction() or not _writes(sql):
+        (see write_turns.py); anything else goes straight on."""
+        if self.in_transaction() or not takes_write_lock(sql):
             return _NO_TURN
         return self.write_turns.turn(self.connection())
 

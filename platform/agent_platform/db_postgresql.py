@@ -7,7 +7,7 @@ greenlet of `serve`'s worker while one waits. (Not yet checked under serve,
 whose master imports the package before forking the worker: issue 42.)
 
 A thread that ends holding a connection hands it back, as on SQLite
-(db.LeasedPool): the pool would keep it in use for good, and a server
+(leased_pool.LeasedPool): the pool would keep it in use for good, and a server
 refuses connections past its max_connections. What else db.py does for
 SQLite has no work here: PostgreSQL locks rows, not the
 database, so writers need no turns; a transaction starts with a plain BEGIN
@@ -40,7 +40,7 @@ from gevent import monkey
 from peewee import __exception_wrapper__
 from playhouse.pool import PooledPostgresqlDatabase
 
-from .db import LeasedPool
+from .leased_pool import LeasedPool
 
 log = logging.getLogger("agent_platform.db")
 SCHEMES = ("postgresql", "postgres")
