@@ -298,6 +298,42 @@ def test_names_of_control_characters_or_spaces_are_refused(caller, path, body):
     assert created.status_code in (200, 201), created.get_data(as_text=True)  # only the name
 
 
+@pytest.mark.parametrize("path, body", NAMED)
+def test_a_name_too_long_is_refused_by_its_length_before_its_characters(caller, path, body):
+    # The length is checked first, so a name of megabytes is never read
+    # character by character (tests/test_serving_bodies.py measures it).
+    path = path.format(agent=make_agent(caller), workspace=caller.workspace_id)
+    response = caller.post(path, json={**body, "name": "\n" * 5_000})
+    assert_error(response, 400, "VALIDATION_ERROR", "name: ")
+    assert "control characters" not in response.get_json()["error"]["message"]
+    assert "length" in response.get_json()["error"]["message"].lower()
+
+
+@pytest.mark.parametrize(
+    "path, field",
+    [
+        ("/v1/agents/{agent}/settings", "base_url"),
+        ("/v1/mcp-servers", "url"),
+        ("/v1/agents/{agent}/trainings", "url"),
+    ],
+)
+def test_a_url_is_at_most_2000_characters(caller, path, field):
+    path = path.format(agent=make_agent(caller))
+    method = caller.put if path.endswith("/settings") else caller.post
+    body = {"name": "Tools", "type": "url", field: "https://example.com/" + "a" * 1981}
+    response = method(path, json=body)
+    assert_error(response, 400, "VALIDATION_ERROR", f"{field}: Longer than maximum length 2000.")
+
+
+def test_a_phone_of_more_than_64_characters_is_refused(caller):
+    padded = caller.post("/v1/contacts", json={"name": "Ana", "phone": " +1 555-701-4422 " * 4})
+    assert_error(padded, 400, "INVALID_PHONE_FORMAT", "phone: ")
+    spaced = caller.post(
+        "/v1/contacts", json={"name": "Ana", "phone": "+1 555-701-4422" + " " * 60}
+    )
+    assert data(spaced, 201)["phone"] == "+15557014422"  # spaces around are trimmed first
+
+
 @pytest.mark.parametrize("path, body", NAMED[:8])
 def test_a_rename_is_checked_too(caller, path, body):
     path = path.format(agent=make_agent(caller), workspace=caller.workspace_id)

@@ -4,11 +4,13 @@ from inspect import CO_COROUTINE
 
 from flask import Flask
 
+from .form_bodies import BoundedFormRequest
 from .json import ApiJSONProvider
 
 
 class PlatformFlask(Flask):
     json_provider_class = ApiJSONProvider
+    request_class = BoundedFormRequest
 
     def ensure_sync(self, func):
         # Flask asks inspect, for every hook and view on every request, whether

@@ -4,7 +4,7 @@ from marshmallow import fields, validate
 from ...models.context import ROLES
 from ...services.agents import MODEL_PROVIDERS, TONES, WORKFLOW_TYPES
 from ..pagination import ListQuery
-from .common import Name, UtcDate, UtcDateTime
+from .common import HttpUrl, Name, UtcDate, UtcDateTime
 
 # What services.agents.normalize_language accepts, in any case.
 LANGUAGE_PATTERN = (
@@ -105,9 +105,9 @@ class AgentSettingsSchema(ma.Schema):
         metadata={"description": "A customer message containing one asks for a human"},
     )
     # The reply engine's settings (see README, "How the agent answers").
-    base_url = fields.String(
+    base_url = HttpUrl(
         allow_none=True,
-        validate=validate.URL(schemes={"http", "https"}, require_tld=False),
+        require_tld=False,
         metadata={
             "description": "Chat-completions base URL; null: the provider's default",
             "format": "uri",

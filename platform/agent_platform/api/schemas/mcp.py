@@ -5,7 +5,7 @@ from marshmallow import fields, validate
 
 from ...models.mcp import TRANSPORTS
 from ..pagination import ListQuery
-from .common import Name, UtcDateTime
+from .common import HttpUrl, Name, UtcDateTime
 
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 
@@ -45,11 +45,9 @@ class McpServerSchema(ma.Schema):
 
 class McpServerCreateSchema(ma.Schema):
     name = Name(required=True, validate=validate.Length(min=1, max=200))
-    url = fields.Url(
+    url = HttpUrl(
         required=True,
-        schemes={"http", "https"},
         require_tld=False,
-        validate=validate.Length(max=2000),
         metadata={"description": "The server's streamable HTTP endpoint, e.g. https://host/mcp"},
     )
     transport = fields.String(

@@ -3,7 +3,7 @@ from marshmallow import fields, validate
 
 from ...models.trainings import STATUSES, TYPES
 from ..pagination import ListQuery
-from .common import UtcDateTime
+from .common import HttpUrl, UtcDateTime
 from .rendered import RenderedSchema
 
 TYPE_DOC = (
@@ -61,7 +61,7 @@ class TrainingCreateSchema(ma.Schema):
     content = _text(1, 5_000_000)
     question = _text(1, 2000)
     answer = _text(1, 20000)
-    url = fields.Url(schemes={"http", "https"}, validate=validate.Length(max=2000))
+    url = HttpUrl()
 
 
 class TrainingUpdateSchema(ma.Schema):
@@ -72,7 +72,7 @@ class TrainingUpdateSchema(ma.Schema):
     content = _text(1, 5_000_000)
     question = _text(1, 2000)
     answer = _text(1, 20000)
-    url = fields.Url(schemes={"http", "https"}, validate=validate.Length(max=2000))
+    url = HttpUrl()
 
 
 class TrainingListQuery(ListQuery):
