@@ -7,6 +7,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -154,6 +155,27 @@ def test_a_mail_of_too_many_parts_is_recorded_as_failed_and_the_next_one_stored(
     ]
     assert failed["reason"] == f"TooComplex: the mail has more than {MAX_PARTS} MIME parts"
     assert poll(channel["id"]) == 0  # not read again
+
+
+def test_a_mail_of_huge_headers_and_a_codec_of_domain_names_is_stored_in_a_moment(
+    channel, dovecot, mailbox
+):
+    # The email package read such a mail for minutes on the server's one
+    # loop (a To of 1 MB: 170 s; punycode grows with the square of its
+    # length): gunicorn killed the worker, and every poll read it again.
+    to = b", ".join(b"c%d@customer.example" % number for number in range(20_000))
+    raw = (
+        b"From: Bia <" + CUSTOMER.encode() + b">\r\nTo: " + to + b"\r\n"
+        b"Subject: " + b"oi " * 100_000 + b"\r\nMessage-ID: <huge@customer.example>\r\n"
+        b"Content-Type: text/plain; charset=punycode\r\n\r\n" + b"xn--a-" + b"a" * 400_000
+    )
+    deliver(dovecot, mailbox, raw)
+    started = time.monotonic()
+    assert poll(channel["id"]) == 1
+    assert time.monotonic() - started < 5
+    [message] = stored()
+    assert message.text == ("xn--a-" + "a" * 400_000)[:MAX_TEXT_CHARS]
+    assert message.metadata["email"]["subject"] == ("oi " * 333)[:998].rstrip()
 
 
 @pytest.mark.parametrize("headers", AUTOMATIC)

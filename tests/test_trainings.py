@@ -27,6 +27,9 @@ class Pages(QuietHandler):
         "/page.html": (200, "text/html; charset=utf-8", PAGE),
         "/notes.txt": (200, "text/plain", b"Opening hours: 9 to 17, Monday to Friday"),
         "/latin1.txt": (200, "text/plain; charset=iso-8859-1", "Crème brûlée".encode("latin-1")),
+        # punycode and idna name domains, not text, and decode in time that
+        # grows with the square of the input: read as UTF-8 (charsets.py).
+        "/puny.txt": (200, "text/plain; charset=punycode", b"Creme caf-dma"),
         "/missing": (404, "text/html", b"<p>no such page</p>"),
         "/image.png": (200, "image/png", b"\x89PNG\r\n\x1a\n"),
         "/empty.html": (200, "text/html", b"<html><script>x()</script></html>"),
@@ -378,6 +381,8 @@ def test_url_training_fetches_the_page_text(caller, agent, site):
     )
     latin = added(caller, agent, type="url", url=f"{site}/latin1.txt")
     assert latin["content"] == "Crème brûlée"
+    puny = added(caller, agent, type="url", url=f"{site}/puny.txt")
+    assert puny["content"] == "Creme caf-dma"  # not decoded as punycode
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@ files. Standard library only."""
 
 from html.parser import HTMLParser
 
+from .. import charsets
 from ..nul_text import nul_replaced
 from ..turns import give_way_if_due
 
@@ -66,10 +67,11 @@ def html_to_text(html):
 
 
 def decode_text(raw, charset=None):
-    """Bytes to text: the declared charset, else UTF-8 (with or without BOM),
-    else Windows-1252 (which accepts any byte). A NUL (a fetched page's, or
+    """Bytes to text: the declared charset (if it is one: charsets.py), else
+    UTF-8 (with or without BOM), else Windows-1252 (which accepts any
+    byte). A NUL (a fetched page's, or
     one past the start of a file looks_binary reads) is kept as U+FFFD."""
-    for encoding in filter(None, (charset, "utf-8-sig")):
+    for encoding in filter(None, (charsets.readable(charset), "utf-8-sig")):
         try:
             return nul_replaced(raw.decode(encoding))
         except (LookupError, UnicodeDecodeError):

@@ -28,12 +28,13 @@ import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC
-from email import message_from_bytes, policy
+from email import message_from_bytes
 from email.headerregistry import AddressHeader
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.utils import parsedate_to_datetime
 
-from ... import mailheaders
+from ... import charsets, mailheaders
 from . import text as mail_text
 
 # Read as written (an encoded word is no part of an id), controls left out.
@@ -57,6 +58,25 @@ MAX_TEXT_CHARS = 20_000
 # HTML, and it costs 0.4 s a million to convert on the loop (100 MB of it
 # took 40 s; 48 MB of plain text took 2 s to store).
 MAX_HTML_CHARS = 5 * MAX_TEXT_CHARS
+# Characters of a header the email package reads (the mail's own and each
+# part's): its parser takes time that grows with the square of a header's
+# length (a Subject of 1 MB of words took 78 s, a To of 1 MB 170 s: past
+# gunicorn's timeout, the worker was killed at every poll that read the
+# mail again). A Subject is kept to 998 characters and To to 50 addresses.
+MAX_HEADER_CHARS = 10_000
+
+
+class _BoundedHeaders(EmailPolicy):
+    """The email package's default policy, reading at most MAX_HEADER_CHARS
+    of each header."""
+
+    def header_fetch_parse(self, name, value):
+        if isinstance(value, str):
+            value = value[:MAX_HEADER_CHARS]
+        return super().header_fetch_parse(name, value)
+
+
+_POLICY = _BoundedHeaders()
 
 
 class TooComplex(ValueError):
@@ -125,7 +145,7 @@ def _message(raw):
         return EmailMessage(policy)
 
     try:
-        return message_from_bytes(raw, policy=policy.default.clone(message_factory=counted))
+        return message_from_bytes(raw, policy=_POLICY.clone(message_factory=counted))
     except RecursionError:  # the email package reads nested parts recursively
         raise TooComplex("the mail's MIME parts are nested too deep") from None
 
@@ -169,7 +189,8 @@ def _mailboxes(message, header):
     lose the mail); the address lower-cased, None when a header could not
     carry it as it is."""
     try:
-        mailboxes = AddressHeader.value_parser(_raw(message, header)).all_mailboxes
+        value = _raw(message, header)[:MAX_HEADER_CHARS]
+        mailboxes = AddressHeader.value_parser(value).all_mailboxes
         found = [(box.display_name, box.addr_spec) for box in mailboxes]
     except Exception:  # the email package's header parser on hostile input
         return []
@@ -221,15 +242,24 @@ def _body_part(message, subtype):
 
 def _content(part, most):
     """(the part's text, its first `most` characters; whether it had more)."""
-    try:
-        content = part.get_content()
-    except (LookupError, ValueError, AssertionError):
-        content = None
+    content = _declared_text(part)
     if not isinstance(content, str):
         content = (part.get_payload(decode=True) or b"").decode("utf-8", "replace")
     # Cut before replacing: a line break is at most two characters.
     content = content[: 2 * most + 1].replace("\r\n", "\n")
     return content[:most], len(content) > most
+
+
+def _declared_text(part):
+    """The part's text read in its declared charset; None when that is not
+    one read (unknown, or not a character set: charsets.py)."""
+    try:
+        declared = part.get_content_charset()
+        if declared is not None and charsets.readable(declared) is None:
+            return None
+        return part.get_content()
+    except (LookupError, ValueError, AssertionError):
+        return None
 
 
 def _attachments(message):
