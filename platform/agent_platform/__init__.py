@@ -31,6 +31,10 @@ def create_app(config=None, config_path=None):
     app.config.update(openapi_settings(__version__))
     # Werkzeug enforces this while the body is read (chunked bodies included).
     app.config["MAX_CONTENT_LENGTH"] = app.config["LIMITS_MAX_BODY_BYTES"]
+    # A multipart form's text fields may hold all of it too, as a JSON body's
+    # do: Flask's 500 KB refused a text training from the knowledge page
+    # that the API takes (5,000,000 characters).
+    app.config["MAX_FORM_MEMORY_SIZE"] = app.config["LIMITS_MAX_BODY_BYTES"]
     logs.configure(app.config)
     init_database(
         app.config["DATABASE_PATH"],
