@@ -10,6 +10,7 @@ import pytest
 from agent_platform.db import database
 from agent_platform.models import IdempotencyKey, Message
 from agent_platform.models.base import utcnow
+from agent_platform.models.messages import LEADING_COLUMNS, TRAILING_COLUMNS
 from agent_platform.services import idempotency, messages
 from conftest import Caller, assert_error
 from conversations_helpers import data, events, inbound, send, setup_chat
@@ -162,6 +163,31 @@ def test_list_reads_the_chat_newest_first_by_default(caller, chat):
         "VALIDATION_ERROR",
         "sort",
     )
+
+
+def test_a_page_shows_each_message_as_its_own_read_does(caller, chat):
+    # A page reads each message's columns from its edit history on as the
+    # answer reaches it (Message.page): every kind of message comes out whole.
+    conversation_id = chat["conversation"]["id"]
+    edited = data(send(caller, conversation_id, text="v0", metadata={"order": 7}), 201)
+    for number in range(1, 4):
+        caller.patch(f"/v1/messages/{edited['id']}", json={"text": f"v{number} é"})
+    media = {"type": "image", "media_url": "https://cdn.example.com/a.png", "caption": "Menu"}
+    data(send(caller, conversation_id, text=None, sender_type="agent", **media), 201)
+    deleted = data(send(caller, conversation_id, text="secret"), 201)
+    caller.delete(f"/v1/messages/{deleted['id']}")
+    listed = data(caller.get(f"/v1/conversations/{conversation_id}/messages?limit=100"))
+    assert len(listed) == 3 and [m["id"] for m in listed][::2] == [deleted["id"], edited["id"]]
+    for message in listed:
+        assert message == data(caller.get(f"/v1/messages/{message['id']}"))
+
+
+def test_a_page_reads_every_column_of_the_table():
+    # A column added to the table must be added to one of the two lists, or
+    # a page would show it as null.
+    columns = {field.column_name for field in Message._meta.sorted_fields}
+    assert set(LEADING_COLUMNS) | set(TRAILING_COLUMNS) == columns
+    assert not set(LEADING_COLUMNS) & set(TRAILING_COLUMNS)
 
 
 def test_edit_keeps_the_history(caller, chat):

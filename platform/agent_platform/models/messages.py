@@ -10,6 +10,7 @@ from .channels import Channel
 from .conversations import Conversation
 from .fastsql import execute, fetch_all, fetch_one, scalar
 from .pagination import Page
+from .streamed import Streamed
 
 DIRECTIONS = ("inbound", "outbound")
 SENDER_TYPES = ("contact", "agent", "human", "system")
@@ -17,6 +18,45 @@ MEDIA_TYPES = ("image", "audio", "video", "document")
 # Outbound statuses in the order they happen; failed can follow any but read.
 OUTBOUND_STATUSES = ("queued", "sent", "delivered", "read", "failed")
 INBOUND_STATUS = "received"
+# The columns of a message stored before its edit history (up to 20
+# versions of its text), and those from it on: SQLite reaches a column
+# stored after a long value only by walking all of that value's pages.
+LEADING_COLUMNS = (
+    "id",
+    "created_at",
+    "updated_at",
+    "conversation_id",
+    "channel_id",
+    "contact_id",
+    "direction",
+    "sender_type",
+    "type",
+    "text",
+    "caption",
+    "media_url",
+    "media_mime_type",
+    "external_id",
+    "reply_to_id",
+    "status",
+    "error",
+    "metadata",
+)
+TRAILING_COLUMNS = (
+    "edit_history",
+    "edited_at",
+    "deleted_at",
+    "sent_at",
+    "delivered_at",
+    "read_at",
+    "failed_at",
+    "send_attempts",
+    "lease_until",
+    "author_user_id",
+    "search_rowid",
+)
+_LEADING_SQL = ", ".join(f'"{name}"' for name in LEADING_COLUMNS)
+_REST_SQL = f'SELECT {", ".join(TRAILING_COLUMNS)} FROM "message" WHERE "id" = ?'
+
 # A message's rendered form: (name, field); the foreign keys render as their ids.
 RENDERED_FIELDS = (
     ("id", "id"),
@@ -138,10 +178,14 @@ class Message(TimestampedModel, WorkspaceScoped):
     @classmethod
     def page(cls, conversation_id, paging):
         """A page of the conversation's messages by created_at (then id): two
-        index range reads whatever the size of the table."""
+        index range reads whatever the size of the table. Only the columns
+        stored before the edit history are read at once; each message's
+        others when the answer reaches it (a Streamed): with 20 versions of
+        its text, one message is half a megabyte of JSON, and a page of 100
+        was read and encoded whole, holding the server's loop 0.3 s."""
         direction = "ASC" if paging.order == "asc" else "DESC"
         sql = (
-            f'SELECT * FROM "message" WHERE "conversation_id" = ? '
+            f'SELECT {_LEADING_SQL} FROM "message" WHERE "conversation_id" = ? '
             f'ORDER BY "created_at" {direction}, "id" {direction} LIMIT ? OFFSET ?'
         )
         offset = (paging.page - 1) * paging.limit
@@ -149,7 +193,18 @@ class Message(TimestampedModel, WorkspaceScoped):
         total = scalar(
             'SELECT COUNT(*) FROM "message" WHERE "conversation_id" = ?', conversation_id
         )
-        return Page(items, paging, total)
+        return Page(Streamed(cls._with_the_rest(items)), paging, total)
+
+    @classmethod
+    def _with_the_rest(cls, messages):
+        """Each of `messages` with its TRAILING_COLUMNS read, and let go of
+        once written; one deleted meanwhile is left out."""
+        for message in messages:
+            rest = fetch_one(cls, _REST_SQL, message.id)
+            if rest is not None:
+                message.__data__.update(rest.__data__)
+                yield message
+                message.__data__["edit_history"] = None
 
     @classmethod
     def queued_batch(cls, now, limit):

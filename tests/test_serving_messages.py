@@ -1,0 +1,66 @@
+"""`serve` for real on loopback: a page of messages whose edit histories
+make it tens of megabytes of JSON is written a message at a time, and
+never holds the other requests while it is read."""
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from test_serving import served  # noqa: F401  (the fixture)
+from test_serving_knowledge import SANDBOX, read_beside_me
+from whatsapp_helpers import message, messages_payload, sign
+
+SETTINGS = {"RATE_LIMIT_REQUESTS": 100_000}
+MESSAGES, EDITS = 100, 20  # each edit a text of 4,096 characters, non-ASCII
+TEXT = "é" * 4090
+
+
+def conversation_with_edited_messages(served, api):  # noqa: F811
+    base = served.base
+    channel = {"name": "WhatsApp", "type": "whatsapp", "settings": {**SANDBOX, "verify_token": "t"}}
+    channel_id = api.post(f"{base}/v1/channels", json=channel).json()["data"]["id"]
+    # The customer writes first: WhatsApp's service window opens.
+    body = json.dumps(messages_payload(message("text", {"body": "Oi"}))).encode()
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
+    requests.post(f"{base}/inbound/whatsapp/{channel_id}", data=body, headers=headers, timeout=5)
+    listed = api.get(f"{base}/v1/conversations", params={"channel_id": channel_id})
+    conversation = listed.json()["data"][0]["id"]
+    path = f"{base}/v1/conversations/{conversation}/messages"
+    sent = []
+    for number in range(MESSAGES):
+        posted = api.post(path, json={"text": f"m{number}"})
+        assert posted.status_code == 201, posted.text
+        sent.append(posted.json()["data"]["id"])
+
+    def edit(message_id):
+        with requests.Session() as editor:
+            editor.headers["X-API-Key"] = served.key
+            for number in range(EDITS + 1):
+                text = f"v{number:02} {TEXT}"
+                edited = editor.patch(f"{base}/v1/messages/{message_id}", json={"text": text})
+                assert edited.status_code == 200, edited.text
+
+    with ThreadPoolExecutor(8) as editing:
+        list(editing.map(edit, sent))
+    return path
+
+
+@pytest.mark.parametrize("served", [SETTINGS], indirect=True)
+def test_a_page_of_long_edit_histories_is_written_a_message_at_a_time(served):  # noqa: F811
+    # 100 messages of 20 replaced versions each: a page of 50 MB of JSON was
+    # read and encoded whole: the worker grew by 200 MB, and every other
+    # request was held 0.26-0.34 s.
+    api = requests.Session()
+    api.headers["X-API-Key"] = served.key
+    path = conversation_with_edited_messages(served, api)
+    answer, waits, grown = read_beside_me(served, api, path, {"limit": 100})
+    assert answer.status_code == 200, answer.text[:500]
+    page = answer.json()["data"]
+    page = [item for item in page if item["direction"] == "outbound"]
+    assert len(page) == MESSAGES and len(answer.content) > 40_000_000
+    assert all(len(message["edit_history"]) == EDITS for message in page)
+    assert all(message["text"] == f"v{EDITS:02} {TEXT}" for message in page)
+    assert len(waits) > 2 and all(code == 200 and seconds < 0.12 for code, seconds in waits), waits
+    assert grown < 60, grown
