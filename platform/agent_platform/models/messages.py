@@ -18,45 +18,6 @@ MEDIA_TYPES = ("image", "audio", "video", "document")
 # Outbound statuses in the order they happen; failed can follow any but read.
 OUTBOUND_STATUSES = ("queued", "sent", "delivered", "read", "failed")
 INBOUND_STATUS = "received"
-# The columns of a message stored before its edit history (up to 20
-# versions of its text), and those from it on: SQLite reaches a column
-# stored after a long value only by walking all of that value's pages.
-LEADING_COLUMNS = (
-    "id",
-    "created_at",
-    "updated_at",
-    "conversation_id",
-    "channel_id",
-    "contact_id",
-    "direction",
-    "sender_type",
-    "type",
-    "text",
-    "caption",
-    "media_url",
-    "media_mime_type",
-    "external_id",
-    "reply_to_id",
-    "status",
-    "error",
-    "metadata",
-)
-TRAILING_COLUMNS = (
-    "edit_history",
-    "edited_at",
-    "deleted_at",
-    "sent_at",
-    "delivered_at",
-    "read_at",
-    "failed_at",
-    "send_attempts",
-    "lease_until",
-    "author_user_id",
-    "search_rowid",
-)
-_LEADING_SQL = ", ".join(f'"{name}"' for name in LEADING_COLUMNS)
-_REST_SQL = f'SELECT {", ".join(TRAILING_COLUMNS)} FROM "message" WHERE "id" = ?'
-
 # A message's rendered form: (name, field); the foreign keys render as their ids.
 RENDERED_FIELDS = (
     ("id", "id"),
@@ -263,6 +224,20 @@ class Message(TimestampedModel, WorkspaceScoped):
 
 
 _SAVED_FIELDS = [field for field in Message._meta.sorted_fields if field.name != "search_rowid"]
+
+
+def _split_at(column):
+    names = tuple(field.column_name for field in Message._meta.sorted_fields)
+    return names[: names.index(column)], names[names.index(column) :]
+
+
+# The columns of a message stored before its edit history (up to 20
+# versions of its text), and those from it on: SQLite reaches a column
+# stored after a long value only by walking all of that value's pages. (The
+# fields are declared in the table's order; a test holds them to it.)
+LEADING_COLUMNS, TRAILING_COLUMNS = _split_at("edit_history")
+_LEADING_SQL = ", ".join(f'"{name}"' for name in LEADING_COLUMNS)
+_REST_SQL = f'SELECT {", ".join(TRAILING_COLUMNS)} FROM "message" WHERE "id" = ?'
 
 # The send job's claim query reads only queued rows: a partial index keeps it
 # from touching the (many) delivered and received ones.
