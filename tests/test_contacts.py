@@ -1,6 +1,8 @@
 """Contacts: E.164 phones, unique phone and e-mail, custom field values,
 identities, filters, deletion, events, isolation and scopes."""
 
+import json
+
 import pytest
 
 from agent_platform.models import Conversation, Message
@@ -244,6 +246,37 @@ def test_a_contacts_custom_values_hold_100000_characters_in_all(caller):
         *nine,
         "Note 10",
     }
+
+
+def test_a_page_shows_each_contact_as_its_own_read_does(caller):
+    # A page reads each contact's custom values as the answer reaches it
+    # (Contact.with_custom_values): every contact comes out whole.
+    custom_field(caller, "Plan", "select", options=["Gold", "Free"])
+    custom_field(caller, "Note", "text")
+    channel = make_channel(caller, settings=WA_SETTINGS)
+    inbound(channel["id"], "wamid.contact", sender_id="5511922223333", text="Oi")
+    make_contact(caller, name="Ana", custom_fields={"Plan": "Gold", "Note": "é" * 9_000})
+    make_contact(caller, name="Bia", phone="+5511944445555", email="bia@example.com")
+    listed = data(caller.get("/v1/contacts?limit=100"))
+    assert len(listed) == 3 and {contact["name"] for contact in listed} >= {"Ana", "Bia"}
+    for contact in listed:
+        assert contact == data(caller.get(f"/v1/contacts/{contact['id']}"))
+
+
+def test_a_contact_deleted_while_its_page_is_written_is_left_out(caller):
+    custom_field(caller, "Note", "text")
+    made = [
+        make_contact(caller, name=f"C{n}", custom_fields={"Note": f"{n} " + "word " * 1_900})
+        for n in range(30)
+    ]
+    answer = caller.get("/v1/contacts?limit=100&order=asc", buffered=False)
+    parts = iter(answer.response)
+    first = next(parts)
+    assert caller.delete(f"/v1/contacts/{made[-1]['id']}").status_code == 204
+    body = json.loads(b"".join([first, *parts]))
+    assert [contact["id"] for contact in body["data"]] == [c["id"] for c in made[:-1]]
+    assert body["data"][0]["custom_fields"]["Note"].startswith("0 word")
+    assert body["pagination"]["total"] == 30  # as counted when the page began
 
 
 def test_identities_are_unique_and_replaced_by_patch(caller):

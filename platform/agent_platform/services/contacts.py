@@ -63,7 +63,9 @@ def list_contacts(
     for name, value in (custom_field or {}).items():
         query = query.where(custom_field_condition(workspace_id, name, value))
     with long_statements(q or custom_field):  # every contact read
-        return paginate(query, Contact, paging)
+        page = paginate(query, Contact, paging, columns=Contact.leading_columns())
+    page.items = Contact.with_custom_values(page.items)
+    return page
 
 
 def _filter_phone(value):
