@@ -226,6 +226,26 @@ def tool(name, description="A tool", schema=None):
     return types.Tool(name=name, description=description, input_schema=schema or {"type": "object"})
 
 
+def test_a_page_of_tools_and_an_agents_tools_show_each_tool_whole(caller):
+    # Both read each tool's description and input schema as the answer
+    # reaches it (McpTool.with_the_rest).
+    schema = {"type": "object", "properties": {"n": {"type": "string"}}}
+    offered = [tool(f"t{number}", f"Tool é {number}", schema) for number in range(30)]
+    with RunningMcpServer(tools=offered, per_page=10) as server:
+        synced = register(caller, server.url)
+        assert caller.post(f"/v1/mcp-servers/{synced['id']}/sync").status_code == 200
+    page = caller.get(f"/v1/mcp-servers/{synced['id']}/tools?sort=name&order=asc&limit=100")
+    listed = page.get_json()["data"]
+    assert [(t["name"], t["description"], t["input_schema"]) for t in listed] == sorted(
+        (f"t{number}", f"Tool é {number}", schema) for number in range(30)
+    )
+    agent = caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
+    chosen = [t["id"] for t in listed]
+    put = caller.put(f"/v1/agents/{agent}/tools", json={"tool_ids": chosen})
+    assert put.get_json() == caller.get(f"/v1/agents/{agent}/tools").get_json()
+    assert put.get_json()["data"] == [{**t, "server_name": "Tools"} for t in listed]
+
+
 def test_what_a_server_offers_is_bounded(caller):
     # Each tool is stored, listed and offered to the model at every answer.
     wordy = tool("wordy", "w" * 20_000)

@@ -1,14 +1,16 @@
 """`serve` for real on loopback: a page of messages whose edit histories,
-or of contacts whose custom values, make it tens of megabytes of JSON is
-written an item at a time, and never holds the other requests while it is
-read."""
+of contacts whose custom values, or a list of tools whose descriptions and
+input schemas make it tens of megabytes of JSON is written an item at a
+time, and never holds the other requests while it is read."""
 
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import mcp_types as types
 import pytest
 import requests
 
+from mcp_helpers import RunningMcpServer
 from test_serving import served  # noqa: F401  (the fixture)
 from test_serving_knowledge import SANDBOX, read_beside_me
 from whatsapp_helpers import message, messages_payload, sign
@@ -93,5 +95,35 @@ def test_a_page_of_contacts_with_long_custom_values_is_written_a_contact_at_a_ti
     assert answer.status_code == 200, answer.text[:500]
     page = answer.json()["data"]
     assert len(page) == 100 and all(contact["custom_fields"] == values for contact in page)
+    assert len(waits) > 2 and all(code == 200 and seconds < 0.12 for code, seconds in waits), waits
+    assert grown < 60, grown
+
+
+@pytest.mark.parametrize("served", [{**SETTINGS, "MCP_ALLOW_PRIVATE_URLS": True}], indirect=True)
+def test_an_agents_tools_are_written_a_tool_at_a_time(served):  # noqa: F811
+    # 200 tools of the longest description and a long input schema: the
+    # agent's list was 84 MB of JSON and held every other request 0.4 s.
+    api = requests.Session()
+    api.headers["X-API-Key"] = served.key
+    base, schema = served.base, {"type": "object", "description": "é" * 60_000}
+    offered = [
+        types.Tool(name=f"t{n}", description="é" * 9_990, input_schema=schema) for n in range(200)
+    ]
+    with RunningMcpServer(tools=offered, per_page=10) as server:
+        made = api.post(f"{base}/v1/mcp-servers", json={"name": "Tools", "url": server.url})
+        server_id = made.json()["data"]["id"]
+        assert api.post(f"{base}/v1/mcp-servers/{server_id}/sync").status_code == 200
+    listed = f"{base}/v1/mcp-servers/{server_id}/tools"
+    ids = [
+        t["id"]
+        for page in (1, 2)
+        for t in api.get(listed, params={"limit": 100, "page": page}).json()["data"]
+    ]
+    agent = api.post(f"{base}/v1/agents", json={"name": "Ana"}).json()["data"]["id"]
+    assert api.put(f"{base}/v1/agents/{agent}/tools", json={"tool_ids": ids}).status_code == 200
+    answer, waits, grown = read_beside_me(served, api, f"{base}/v1/agents/{agent}/tools", {})
+    assert answer.status_code == 200 and len(answer.content) > 80_000_000
+    tools = answer.json()["data"]
+    assert len(tools) == 200 and all(t["input_schema"] == schema for t in tools)
     assert len(waits) > 2 and all(code == 200 and seconds < 0.12 for code, seconds in waits), waits
     assert grown < 60, grown

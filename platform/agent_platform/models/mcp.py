@@ -6,7 +6,8 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Text
 from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .encrypted import SecretsJSONField
-from .fastsql import Listing
+from .fastsql import Listing, fetch_one
+from .streamed import Streamed
 from .tenancy import Workspace
 
 TRANSPORTS = ("streamable-http",)
@@ -42,6 +43,11 @@ class McpServer(TimestampedModel, WorkspaceScoped):
         return McpTool.select().where(McpTool.server == self.id).count()
 
 
+# A tool's columns that may be long, stored last.
+_LONG = ("description", "input_schema")
+_LONG_SQL = 'SELECT "description", "input_schema" FROM "mcp_tool" WHERE "id" = ?'
+
+
 class McpTool(TimestampedModel):
     server = ForeignKeyField(McpServer, backref="tools", on_delete="CASCADE")
     name = CharField(max_length=200)
@@ -55,6 +61,40 @@ class McpTool(TimestampedModel):
     @classmethod
     def of_server(cls, server_id):
         return cls.select().where(cls.server == server_id)
+
+    @classmethod
+    def leading_columns(cls):
+        """Every column but the description and input schema (stored last), as fields."""
+        return [field for field in cls._meta.sorted_fields if field.name not in _LONG]
+
+    @classmethod
+    def with_the_rest(cls, tools):
+        """`tools`, read without their description and input schema, as a
+        Streamed that reads each one's when it is reached: they may hold
+        10,000 and 65,536 characters, and 200 tools were 84 MB of JSON read
+        and encoded whole. One deleted meanwhile is left out."""
+        return Streamed(cls._read_the_rest(tools))
+
+    @classmethod
+    def _read_the_rest(cls, tools):
+        for tool in tools:
+            rest = fetch_one(cls, _LONG_SQL, tool.id)
+            if rest is not None:
+                tool.__data__.update(rest.__data__)
+                yield tool
+                tool.__data__.update(dict.fromkeys(_LONG))  # written: let go
+
+    def as_dict(self):
+        data = self.__data__
+        return {
+            "id": data["id"],
+            "server_id": data["server"],
+            "name": data["name"],
+            "description": data["description"],
+            "input_schema": data["input_schema"],
+            "created_at": data["created_at"],
+            "updated_at": data["updated_at"],
+        }
 
     @classmethod
     def in_workspace(cls, workspace_id):
@@ -74,10 +114,11 @@ class AgentTool(BaseModel):
         indexes = ((("agent", "tool"), True),)
 
     @classmethod
-    def tools_of(cls, agent_id):
-        """The agent's enabled tools with their servers, by server then name."""
+    def tools_of(cls, agent_id, columns=None):
+        """The agent's enabled tools with their servers, by server then name
+        (only `columns` of the tools, when given)."""
         return (
-            McpTool.select(McpTool, McpServer)
+            McpTool.select(*(columns or [McpTool]), McpServer)
             .join(cls, on=(cls.tool == McpTool.id))
             .switch(McpTool)
             .join(McpServer)

@@ -148,12 +148,20 @@ def _store_tools(server, tools, now):
 
 
 def list_tools(workspace_id, server_id, paging):
+    """A page of the server's tools, each one's description and input
+    schema read as the page is written."""
     server = get_server(workspace_id, server_id)
-    return paginate(McpTool.of_server(server.id), McpTool, paging)
+    listed = McpTool.of_server(server.id)
+    page = paginate(listed, McpTool, paging, columns=McpTool.leading_columns())
+    page.items = McpTool.with_the_rest(page.items)
+    return page
 
 
 def agent_tools(workspace_id, agent_id):
-    return list(AgentTool.tools_of(agents.live_agent_id(workspace_id, agent_id)))
+    """The agent's tools, each one's description and input schema read as
+    the answer is written."""
+    agent_id = agents.live_agent_id(workspace_id, agent_id)
+    return McpTool.with_the_rest(list(AgentTool.tools_of(agent_id, McpTool.leading_columns())))
 
 
 def set_agent_tools(workspace_id, agent_id, tool_ids):

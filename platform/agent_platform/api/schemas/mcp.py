@@ -6,6 +6,7 @@ from marshmallow import fields, validate
 from ...models.mcp import TRANSPORTS
 from ..pagination import ListQuery
 from .common import HttpUrl, Name, UtcDateTime
+from .rendered import RenderedSchema
 
 _HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$")
 
@@ -83,7 +84,7 @@ class McpServerListQuery(ListQuery):
     is_active = fields.Boolean()
 
 
-class McpToolSchema(ma.Schema):
+class McpToolSchema(RenderedSchema):
     id = fields.String()
     server_id = fields.String()
     name = fields.String()
@@ -94,6 +95,10 @@ class McpToolSchema(ma.Schema):
 
 
 class AgentToolSchema(McpToolSchema):
+    @staticmethod
+    def render(tool):
+        return {**tool.as_dict(), "server_name": tool.server.name}
+
     server_name = fields.Function(lambda tool: tool.server.name)
 
 
