@@ -9,7 +9,7 @@ from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcno
 from .channels import Channel
 from .dialect import engine
 from .fastsql import execute, fetch_all, fetch_one, scalar
-from .streamed import Streamed
+from .streamed import with_the_rest
 from .tenancy import Workspace
 
 _CUSTOM_VALUES_SQL = 'SELECT "custom_fields" FROM "contact" WHERE "id" = ?'
@@ -70,17 +70,8 @@ class Contact(TimestampedModel, WorkspaceScoped):
         """`contacts`, read without their custom values, as a Streamed that
         reads each one's when it is reached: a contact's values may hold
         100,000 characters, and a page of 100 was 60 MB of JSON read and
-        encoded whole. One deleted meanwhile is left out."""
-        return Streamed(cls._read_custom_values(contacts))
-
-    @classmethod
-    def _read_custom_values(cls, contacts):
-        for contact in contacts:
-            stored = scalar(_CUSTOM_VALUES_SQL, contact.id)
-            if stored is not None:
-                contact.__data__["custom_fields"] = cls.custom_fields.python_value(stored)
-                yield contact
-                contact.__data__["custom_fields"] = None  # written: let go
+        encoded whole."""
+        return with_the_rest(cls, contacts, _CUSTOM_VALUES_SQL, ("custom_fields",))
 
     def as_dict(self, field_names):
         """`field_names` maps custom field ids to their names."""

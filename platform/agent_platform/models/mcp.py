@@ -6,8 +6,8 @@ from peewee import BooleanField, CharField, DateTimeField, ForeignKeyField, Text
 from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .encrypted import SecretsJSONField
-from .fastsql import Listing, fetch_one
-from .streamed import Streamed
+from .fastsql import Listing
+from .streamed import with_the_rest
 from .tenancy import Workspace
 
 TRANSPORTS = ("streamable-http",)
@@ -72,17 +72,8 @@ class McpTool(TimestampedModel):
         """`tools`, read without their description and input schema, as a
         Streamed that reads each one's when it is reached: they may hold
         10,000 and 65,536 characters, and 200 tools were 84 MB of JSON read
-        and encoded whole. One deleted meanwhile is left out."""
-        return Streamed(cls._read_the_rest(tools))
-
-    @classmethod
-    def _read_the_rest(cls, tools):
-        for tool in tools:
-            rest = fetch_one(cls, _LONG_SQL, tool.id)
-            if rest is not None:
-                tool.__data__.update(rest.__data__)
-                yield tool
-                tool.__data__.update(dict.fromkeys(_LONG))  # written: let go
+        and encoded whole."""
+        return with_the_rest(cls, tools, _LONG_SQL, _LONG)
 
     def as_dict(self):
         data = self.__data__

@@ -10,7 +10,7 @@ from .channels import Channel
 from .conversations import Conversation
 from .fastsql import execute, fetch_all, fetch_one, scalar
 from .pagination import Page
-from .streamed import Streamed
+from .streamed import with_the_rest
 
 DIRECTIONS = ("inbound", "outbound")
 SENDER_TYPES = ("contact", "agent", "human", "system")
@@ -154,18 +154,7 @@ class Message(TimestampedModel, WorkspaceScoped):
         total = scalar(
             'SELECT COUNT(*) FROM "message" WHERE "conversation_id" = ?', conversation_id
         )
-        return Page(Streamed(cls._with_the_rest(items)), paging, total)
-
-    @classmethod
-    def _with_the_rest(cls, messages):
-        """Each of `messages` with its TRAILING_COLUMNS read, and let go of
-        once written; one deleted meanwhile is left out."""
-        for message in messages:
-            rest = fetch_one(cls, _REST_SQL, message.id)
-            if rest is not None:
-                message.__data__.update(rest.__data__)
-                yield message
-                message.__data__["edit_history"] = None
+        return Page(with_the_rest(cls, items, _REST_SQL, ("edit_history",)), paging, total)
 
     @classmethod
     def queued_batch(cls, now, limit):

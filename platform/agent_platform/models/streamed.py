@@ -1,5 +1,7 @@
 """Items read one at a time, while the answer that shows them is written."""
 
+from .fastsql import fetch_one
+
 
 class Streamed:
     """The items of an answer, each read when the answer reaches it.
@@ -19,3 +21,21 @@ class Streamed:
     def mapped(self, function):
         """The items as `function` turns them, still read one at a time."""
         return Streamed(map(function, self._items))
+
+
+def with_the_rest(model, items, sql, long_fields):
+    """`items`, `model` instances read without their `long_fields`, as a
+    Streamed that reads the rest of each (`sql`, given its id) when the
+    answer reaches it, and lets the long ones go once it is written (the
+    caller's list holds them all). One deleted meanwhile is left out: it no
+    longer exists."""
+    return Streamed(_with_the_rest(model, items, sql, long_fields))
+
+
+def _with_the_rest(model, items, sql, long_fields):
+    for item in items:
+        rest = fetch_one(model, sql, item.id)
+        if rest is not None:
+            item.__data__.update(rest.__data__)
+            yield item
+            item.__data__.update(dict.fromkeys(long_fields))

@@ -19,7 +19,7 @@ from . import fastsql
 from .agents import Agent
 from .base import TimestampedModel, WorkspaceScoped
 from .dialect import engine
-from .streamed import Streamed
+from .streamed import with_the_rest
 from .tenancy import Workspace
 
 TYPES = ("text", "qa", "url", "document")
@@ -179,19 +179,8 @@ class Training(TimestampedModel, WorkspaceScoped):
     @classmethod
     def with_the_rest(cls, trainings):
         """`trainings`, of which only the LEADING_COLUMNS were read, as a
-        Streamed that reads the other columns of each when it is reached.
-        One deleted meanwhile is left out: it no longer exists."""
-        return Streamed(cls._read_the_rest(trainings))
-
-    @classmethod
-    def _read_the_rest(cls, trainings):
-        for training in trainings:
-            rest = fastsql.execute(_REST_SQL, training.id).fetchone()
-            if rest is not None:
-                training.__data__.update(zip(TRAILING_COLUMNS, rest, strict=True))
-                yield training
-                # Written: its text is let go (the caller's list holds them all).
-                training.__data__.update(dict.fromkeys(TRAILING_COLUMNS))
+        Streamed that reads the other columns of each when it is reached."""
+        return with_the_rest(cls, trainings, _REST_SQL, TRAILING_COLUMNS)
 
     @classmethod
     def content_of(cls, training_id):
