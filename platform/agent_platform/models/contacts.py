@@ -9,10 +9,11 @@ from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcno
 from .channels import Channel
 from .dialect import engine
 from .fastsql import execute, fetch_all, fetch_one, scalar
-from .streamed import with_the_rest
+from .streamed import leading_fields, with_the_rest
 from .tenancy import Workspace
 
-_CUSTOM_VALUES_SQL = 'SELECT "custom_fields" FROM "contact" WHERE "id" = ?'
+# A contact's custom values (up to 100,000 characters), stored last.
+_LONG = ("custom_fields",)
 
 
 class Contact(TimestampedModel, WorkspaceScoped):
@@ -63,7 +64,7 @@ class Contact(TimestampedModel, WorkspaceScoped):
     @classmethod
     def leading_columns(cls):
         """Every column but the custom values (stored last), as fields."""
-        return [field for field in cls._meta.sorted_fields if field.name != "custom_fields"]
+        return leading_fields(cls, _LONG)
 
     @classmethod
     def with_custom_values(cls, contacts):
@@ -71,7 +72,7 @@ class Contact(TimestampedModel, WorkspaceScoped):
         reads each one's when it is reached: a contact's values may hold
         100,000 characters, and a page of 100 was 60 MB of JSON read and
         encoded whole."""
-        return with_the_rest(cls, contacts, _CUSTOM_VALUES_SQL, ("custom_fields",))
+        return with_the_rest(cls, contacts, _LONG)
 
     def as_dict(self, field_names):
         """`field_names` maps custom field ids to their names."""

@@ -7,7 +7,7 @@ from .agents import Agent
 from .base import BaseModel, JSONField, TimestampedModel, WorkspaceScoped, utcnow
 from .encrypted import SecretsJSONField
 from .fastsql import Listing
-from .streamed import with_the_rest
+from .streamed import leading_fields, with_the_rest
 from .tenancy import Workspace
 
 TRANSPORTS = ("streamable-http",)
@@ -45,7 +45,6 @@ class McpServer(TimestampedModel, WorkspaceScoped):
 
 # A tool's columns that may be long, stored last.
 _LONG = ("description", "input_schema")
-_LONG_SQL = 'SELECT "description", "input_schema" FROM "mcp_tool" WHERE "id" = ?'
 
 
 class McpTool(TimestampedModel):
@@ -65,7 +64,7 @@ class McpTool(TimestampedModel):
     @classmethod
     def leading_columns(cls):
         """Every column but the description and input schema (stored last), as fields."""
-        return [field for field in cls._meta.sorted_fields if field.name not in _LONG]
+        return leading_fields(cls, _LONG)
 
     @classmethod
     def with_the_rest(cls, tools):
@@ -73,7 +72,7 @@ class McpTool(TimestampedModel):
         Streamed that reads each one's when it is reached: they may hold
         10,000 and 65,536 characters, and 200 tools were 84 MB of JSON read
         and encoded whole."""
-        return with_the_rest(cls, tools, _LONG_SQL, _LONG)
+        return with_the_rest(cls, tools, _LONG)
 
     def as_dict(self):
         data = self.__data__

@@ -154,7 +154,7 @@ class Message(TimestampedModel, WorkspaceScoped):
         total = scalar(
             'SELECT COUNT(*) FROM "message" WHERE "conversation_id" = ?', conversation_id
         )
-        return Page(with_the_rest(cls, items, _REST_SQL, ("edit_history",)), paging, total)
+        return Page(with_the_rest(cls, items, TRAILING_COLUMNS), paging, total)
 
     @classmethod
     def queued_batch(cls, now, limit):
@@ -226,7 +226,6 @@ def _split_at(column):
 # fields are declared in the table's order; a test holds them to it.)
 LEADING_COLUMNS, TRAILING_COLUMNS = _split_at("edit_history")
 _LEADING_SQL = ", ".join(f'"{name}"' for name in LEADING_COLUMNS)
-_REST_SQL = f'SELECT {", ".join(TRAILING_COLUMNS)} FROM "message" WHERE "id" = ?'
 
 # The send job's claim query reads only queued rows: a partial index keeps it
 # from touching the (many) delivered and received ones.

@@ -23,19 +23,26 @@ class Streamed:
         return Streamed(map(function, self._items))
 
 
-def with_the_rest(model, items, sql, long_fields):
-    """`items`, `model` instances read without their `long_fields`, as a
-    Streamed that reads the rest of each (`sql`, given its id) when the
-    answer reaches it, and lets the long ones go once it is written (the
-    caller's list holds them all). One deleted meanwhile is left out: it no
-    longer exists."""
-    return Streamed(_with_the_rest(model, items, sql, long_fields))
+def leading_fields(model, rest):
+    """`model`'s fields but those of the columns `rest`: what a page reads
+    at once, before with_the_rest reads the others."""
+    return [field for field in model._meta.sorted_fields if field.column_name not in rest]
 
 
-def _with_the_rest(model, items, sql, long_fields):
+def with_the_rest(model, items, rest):
+    """`items`, `model` instances read without their columns `rest`, as a
+    Streamed that reads those of each (by its id) when the answer reaches
+    it, and lets them go once it is written (the caller's list holds them
+    all). One deleted meanwhile is left out: it no longer exists."""
+    columns = ", ".join(f'"{name}"' for name in rest)
+    sql = f'SELECT {columns} FROM "{model._meta.table_name}" WHERE "id" = ?'
+    return Streamed(_with_the_rest(model, items, sql))
+
+
+def _with_the_rest(model, items, sql):
     for item in items:
         rest = fetch_one(model, sql, item.id)
         if rest is not None:
             item.__data__.update(rest.__data__)
             yield item
-            item.__data__.update(dict.fromkeys(long_fields))
+            item.__data__.update(dict.fromkeys(rest.__data__))

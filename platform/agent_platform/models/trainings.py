@@ -66,7 +66,6 @@ LEADING_COLUMNS = (
     "title",
 )
 TRAILING_COLUMNS = ("content", "question", "answer", "url", "filename")
-_REST_SQL = f"SELECT {', '.join(TRAILING_COLUMNS)} FROM training WHERE id = ?"
 # FTS5 finds and ranks the matches (bm25 with the weights of the table's rank
 # setting, computed once per match, as the bare query does); the join keeps
 # this agent's rows. Written once as SQL text: building it with peewee and
@@ -180,7 +179,7 @@ class Training(TimestampedModel, WorkspaceScoped):
     def with_the_rest(cls, trainings):
         """`trainings`, of which only the LEADING_COLUMNS were read, as a
         Streamed that reads the other columns of each when it is reached."""
-        return with_the_rest(cls, trainings, _REST_SQL, TRAILING_COLUMNS)
+        return with_the_rest(cls, trainings, TRAILING_COLUMNS)
 
     @classmethod
     def content_of(cls, training_id):

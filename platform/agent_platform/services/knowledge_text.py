@@ -94,8 +94,8 @@ def _step(parser):
 def decode_text(raw, charset=None):
     """Bytes to text: the declared charset (if it is one: charsets.py), else
     UTF-8 (with or without BOM), else Windows-1252 (which accepts any
-    byte). A NUL (a fetched page's, or
-    one past the start of a file looks_binary reads) is kept as U+FFFD."""
+    byte). A NUL (a fetched page's, or one past the start of a file
+    looks_binary reads) is kept as U+FFFD."""
     for encoding in filter(None, (charsets.readable(charset), "utf-8-sig")):
         try:
             return nul_replaced(raw.decode(encoding))
