@@ -25,20 +25,39 @@ CONFIG ?= $(wildcard config.toml)
 run: $(VENV)/.runtime
 	$(BIN)/agent-platform serve $(if $(CONFIG),--config $(CONFIG)) $(if $(PORT),--port $(PORT))
 
+# The suite runs in three parts (docs/testing.md): the test files spread over
+# a process per CPU (pytest-xdist, at most 4; TEST_JOBS=1 for one), each file
+# whole in one process; then the fuzzing, its items spread one by one (they
+# share one node id, which file scheduling would run once); then TIMED_TESTS
+# one at a time: they measure how long other clients wait beside a request,
+# which a neighbour busy on the same CPUs would blur.
+TEST_JOBS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
+ALL_TESTS := $(wildcard tests/test_*.py)
+FUZZ_TESTS := tests/test_fuzz_openapi.py
+TIMED_TESTS := $(wildcard tests/test_serving*.py)
+# $(call suite,ENVIRONMENT,FILES): the three parts over FILES (a part without
+# files is left out: pytest without files would run them all).
+define suite
+	$(if $(filter-out $(FUZZ_TESTS) $(TIMED_TESTS),$(2)),$(1) $(BIN)/pytest -n $(TEST_JOBS) \
+		--dist loadfile $(filter-out $(FUZZ_TESTS) $(TIMED_TESTS),$(2)))
+	$(if $(filter $(FUZZ_TESTS),$(2)),$(1) $(BIN)/pytest -n $(TEST_JOBS) $(filter $(FUZZ_TESTS),$(2)))
+	$(if $(filter $(TIMED_TESTS),$(2)),$(1) $(BIN)/pytest $(filter $(TIMED_TESTS),$(2)))
+endef
+
 test: $(VENV)/.installed
-	$(BIN)/pytest
+	$(call suite,,$(ALL_TESTS))
 
 # The suite again on PostgreSQL (a throwaway server of Debian's postgresql:
 # tests/pg_server.py), but for the files that do not use the engine under
 # test (browser and served tests start servers on SQLite files of their own;
 # the cluster, PostgreSQL and migration-set tests run there in `make test`).
 # A test that checks SQLite itself is marked sqlite_only. PG_TESTS=... names others.
-PG_SKIP := $(wildcard tests/*_browser.py) tests/test_web_inbox_e2e.py \
+PG_SKIP := $(wildcard tests/*_browser.py) $(TIMED_TESTS) tests/test_web_inbox_e2e.py \
 	tests/test_generated_clients.py tests/test_cluster.py tests/test_postgresql.py \
 	tests/test_postgresql_ops.py tests/test_migrations_engines.py
-PG_TESTS ?= $(filter-out $(PG_SKIP),$(wildcard tests/test_*.py))
+PG_TESTS ?= $(filter-out $(PG_SKIP),$(ALL_TESTS))
 test-postgresql: $(VENV)/.installed
-	TEST_DATABASE_ENGINE=postgresql $(BIN)/pytest $(PG_TESTS)
+	$(call suite,TEST_DATABASE_ENGINE=postgresql,$(PG_TESTS))
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

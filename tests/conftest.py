@@ -92,9 +92,10 @@ def new_postgres_database(server, template=None):
 def _apply_migrations_to(settings):
     # A key of stored secrets of its own: by default it would be made beside
     # database.path's default, in the checkout (data/secrets.key).
-    key_file = str(Path(tempfile.mkdtemp(prefix="agent-platform-key-")) / "secrets.key")
-    with create_app({**OFFLINE, "SECRETS_KEY_FILE": key_file, **settings}).app_context():
-        apply_migrations()
+    with tempfile.TemporaryDirectory(prefix="agent-platform-key-") as key_directory:
+        key_file = str(Path(key_directory) / "secrets.key")
+        with create_app({**OFFLINE, "SECRETS_KEY_FILE": key_file, **settings}).app_context():
+            apply_migrations()
     database.close()
     database.close_all()  # and WAL checkpointed: the one file is the whole database
 
