@@ -9,17 +9,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from page_waits import settled
 from test_cli import free_port
 from test_cli import serving as serve
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 PASSWORD = "correct horse battery"
 
 
@@ -34,15 +32,7 @@ def service(tmp_path):
 
 @pytest.fixture
 def browser():
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.fail("needs Debian's chromium and chromium-driver (.ci/run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    # A phone's width: the pages must work there.
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=390,800"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = chromium(390, 800)  # a phone's width: the pages must work there
     try:
         yield driver
     finally:

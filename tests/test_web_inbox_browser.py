@@ -12,11 +12,10 @@ import time
 from datetime import datetime
 
 import pytest
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from inbox_served import (
     KNOWN,
     PASSWORD,
@@ -29,7 +28,6 @@ from inbox_served import (
 )
 from page_waits import settled
 
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 ATTACK = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
 
 
@@ -37,18 +35,6 @@ ATTACK = "<script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
 def service(tmp_path):
     with served_shop(tmp_path) as started:
         yield started
-
-
-def chromium(width=1280, height=800):
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.fail("needs Debian's chromium and chromium-driver (.ci/run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                     f"--window-size={width},{height}"):  # fmt: skip
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
 
 
 @pytest.fixture

@@ -15,17 +15,15 @@ from pathlib import Path
 
 import pytest
 import requests
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from loopback import QuietHandler, serving
 from test_cli import free_port
 from test_cli import serving as serve
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 QUESTION = "Do you deliver on Sundays?"
 ANSWER = "Yes, we deliver every day from 11:00 to 23:00, Sundays included."
 READ_TEXTS = """
@@ -95,15 +93,7 @@ def call(api, method, url, body=None, status=200):
 
 @pytest.fixture
 def browser():
-    assert Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists(), (
-        "install Debian's chromium and chromium-driver (.ci/run does)"
-    )
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1100,760"):
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the page's console
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = chromium(1100, 760)
     try:
         yield driver
     finally:
