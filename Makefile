@@ -31,7 +31,9 @@ run: $(VENV)/.runtime
 # share one node id, which file scheduling would run once); then TIMED_TESTS
 # one at a time: they measure how long other clients wait beside a request,
 # which a neighbour busy on the same CPUs would blur.
-TEST_JOBS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
+# The CPUs this process may use (Linux), else the machine's (macOS).
+TEST_JOBS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0)) \
+	if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))')
 ALL_TESTS := $(wildcard tests/test_*.py)
 FUZZ_TESTS := tests/test_fuzz_openapi.py
 TIMED_TESTS := $(wildcard tests/test_serving*.py)
