@@ -37,13 +37,14 @@ TEST_JOBS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffin
 ALL_TESTS := $(wildcard tests/test_*.py)
 FUZZ_TESTS := tests/test_fuzz_openapi.py
 TIMED_TESTS := $(wildcard tests/test_serving*.py)
-# $(call suite,ENVIRONMENT,FILES): the three parts over FILES (a part without
-# files is left out: pytest without files would run them all).
+# $(call pytest_on,ENVIRONMENT,OPTIONS,FILES): nothing when FILES is empty
+# (pytest without files would run them all).
+pytest_on = $(if $(3),$(1) $(BIN)/pytest $(2) $(3))
+# $(call suite,ENVIRONMENT,FILES): the three parts over FILES.
 define suite
-	$(if $(filter-out $(FUZZ_TESTS) $(TIMED_TESTS),$(2)),$(1) $(BIN)/pytest -n $(TEST_JOBS) \
-		--dist loadfile $(filter-out $(FUZZ_TESTS) $(TIMED_TESTS),$(2)))
-	$(if $(filter $(FUZZ_TESTS),$(2)),$(1) $(BIN)/pytest -n $(TEST_JOBS) $(filter $(FUZZ_TESTS),$(2)))
-	$(if $(filter $(TIMED_TESTS),$(2)),$(1) $(BIN)/pytest $(filter $(TIMED_TESTS),$(2)))
+	$(call pytest_on,$(1),-n $(TEST_JOBS) --dist loadfile,$(filter-out $(FUZZ_TESTS) $(TIMED_TESTS),$(2)))
+	$(call pytest_on,$(1),-n $(TEST_JOBS),$(filter $(FUZZ_TESTS),$(2)))
+	$(call pytest_on,$(1),,$(filter $(TIMED_TESTS),$(2)))
 endef
 
 test: $(VENV)/.installed

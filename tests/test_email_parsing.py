@@ -140,9 +140,8 @@ def test_only_the_first_characters_of_a_plain_body_are_kept_and_the_mail_says_so
 def test_only_the_first_characters_of_an_html_body_are_read_and_kept():
     html = "<p>" + "a" * MAX_HTML_CHARS + "</p><p>" + "b" * 3_000_000 + "</p>"
     raw = b"From: a@b.co\r\nContent-Type: text/html\r\n\r\n" + html.encode()
-    started = time.thread_time()
-    mail = parse(raw)
-    assert time.thread_time() - started < 1  # 100 MB of it took 40 s to convert
+    mail, seconds = timed_parse(raw)
+    assert seconds < 1  # 100 MB of it took 40 s to convert
     assert (mail.text, mail.clipped) == ("a" * MAX_TEXT_CHARS, True)
     markup = "<p>" + "a" * (MAX_TEXT_CHARS + 1) + "</p>"  # read whole, its text longer
     raw = b"From: a@b.co\r\nContent-Type: text/html\r\n\r\n" + markup.encode()

@@ -8,9 +8,10 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from chromium import chromium
 from inbox_served import call, person_link, served
 from page_waits import settled
-from test_web_inbox_browser import chromium, no_csp_violations, welcome
+from test_web_inbox_browser import no_csp_violations, welcome
 from test_widget_browser import ANSWER, QUESTION, Widget, shop_page
 
 GREETING = "Hi! Ask me <anything> about our bakery."

@@ -15,6 +15,7 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from inbox_served import (
     KNOWN,
     PASSWORD,
@@ -29,7 +30,6 @@ from inbox_served import (
     wait_for,
 )
 from test_web_inbox_browser import (
-    chromium,
     mark,
     messages,
     no_csp_violations,

@@ -10,9 +10,10 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from inbox_served import PASSWORD, call, customer_writes, person_link, served_shop, signed_in
 from inbox_served import wait_for as waited
-from test_web_inbox_browser import chromium, no_csp_violations, rows
+from test_web_inbox_browser import no_csp_violations, rows
 from test_web_inbox_e2e import sent_texts
 
 REPLY = "Yes, gift cards from 25 euros."

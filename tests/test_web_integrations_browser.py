@@ -11,8 +11,9 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from chromium import chromium
 from inbox_served import call, cli, person_link, served, wait_for
-from test_web_inbox_browser import chromium, no_csp_violations, welcome
+from test_web_inbox_browser import no_csp_violations, welcome
 from webhooks_helpers import Receiver, Reply
 
 

@@ -12,9 +12,10 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from chromium import chromium
 from inbox_served import person_link, served, wait_for
 from test_web_agents_browser import click, field, shows, until
-from test_web_inbox_browser import chromium, messages, no_csp_violations, rows, save, welcome
+from test_web_inbox_browser import messages, no_csp_violations, rows, save, welcome
 from test_widget_browser import Widget, shop_page
 
 QUESTION = "Do you deliver on Sundays?"
