@@ -41,6 +41,17 @@ def fetch_one(model, sql, *params):
     return None if row is None else _instance(model, _layout_of(model, cursor), row)
 
 
+def fetch_one_apart(model, sql, *params):
+    """fetch_one, read on SQLite's connection for reads apart
+    (db.read_apart): for a read every request makes before its view."""
+    if engine.postgresql:
+        return fetch_one(model, sql, *params)
+    description, rows = database.read_apart(sql, params)
+    if not rows:
+        return None
+    return _instance(model, _layout(model, tuple(column[0] for column in description)), rows[0])
+
+
 def fetch_all(model, sql, *params):
     """Every row of `sql` as `model` instances."""
     cursor = execute(sql, *params)
