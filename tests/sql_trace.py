@@ -1,5 +1,7 @@
 """The SQL statements run on this thread's connection, on either engine:
-sqlite3's trace callback, or a psycopg cursor that notes each statement."""
+sqlite3's trace callback, or a psycopg cursor that notes each statement.
+On SQLite, those read on the process's connection for reads apart too
+(db.read_apart: the API key, the version of a page kept)."""
 
 import contextlib
 
@@ -23,11 +25,19 @@ def statements_traced():
         finally:
             connection.cursor_factory = kept
         return
-    connection.set_trace_callback(seen.append)
+    connections = (connection, _apart_connection())
+    for traced in connections:
+        traced.set_trace_callback(seen.append)
     try:
         yield seen
     finally:
-        connection.set_trace_callback(None)
+        for traced in connections:
+            traced.set_trace_callback(None)
+
+
+def _apart_connection():
+    database.read_apart("SELECT 1", ())  # opened, if it was not yet
+    return database.obj._apart
 
 
 def _noting(seen):

@@ -211,7 +211,10 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
             self.write_turns.end(self._state.conn)
 
     def connection_in_transaction(self):
-        """Whether the thread's connection is inside a transaction."""
+        """Whether the thread's connection is inside a transaction (one
+        that holds none is not: none is taken to tell)."""
+        if self.is_closed():
+            return False
         return self.connection().in_transaction
 
     def write_nothing(self):

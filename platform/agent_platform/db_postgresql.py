@@ -95,7 +95,10 @@ class PostgresqlPooledDatabase(_IncidentLog, LeasedPool, PooledPostgresqlDatabas
             super().begin()
 
     def connection_in_transaction(self):
-        """Whether the thread's connection is inside a transaction."""
+        """Whether the thread's connection is inside a transaction (one
+        that holds none is not: none is taken to tell)."""
+        if self.is_closed():
+            return False
         adapter = self._adapter
         return adapter.txn_status(self.connection()) != adapter.txn_idle
 

@@ -38,18 +38,23 @@ def fetch_one(model, sql, *params):
     """The first row of `sql` (selecting the model's columns) as a `model`, or None."""
     cursor = execute(sql, *params)
     row = cursor.fetchone()
-    return None if row is None else _instance(model, _layout_of(model, cursor), row)
+    return None if row is None else _instance(model, _layout_of(model, cursor.description), row)
+
+
+def read_apart(sql, *params):
+    """(description, rows) of a read outside any transaction, on SQLite's
+    connection for reads apart (db.read_apart): what a request reads
+    before its view, or instead of it, then takes no pooled connection."""
+    if engine.postgresql:
+        cursor = execute(sql, *params)
+        return cursor.description, cursor.fetchall()
+    return database.read_apart(sql, params)
 
 
 def fetch_one_apart(model, sql, *params):
-    """fetch_one, read on SQLite's connection for reads apart
-    (db.read_apart): for a read every request makes before its view."""
-    if engine.postgresql:
-        return fetch_one(model, sql, *params)
-    description, rows = database.read_apart(sql, params)
-    if not rows:
-        return None
-    return _instance(model, _layout(model, tuple(column[0] for column in description)), rows[0])
+    """fetch_one, read apart (read_apart)."""
+    description, rows = read_apart(sql, *params)
+    return _instance(model, _layout_of(model, description), rows[0]) if rows else None
 
 
 def fetch_all(model, sql, *params):
@@ -58,7 +63,7 @@ def fetch_all(model, sql, *params):
     rows = cursor.fetchall()
     if not rows:  # often: no webhook to queue an event for (every emit asks)
         return []
-    layout = _layout_of(model, cursor)
+    layout = _layout_of(model, cursor.description)
     return [_instance(model, layout, row) for row in rows]
 
 
@@ -69,8 +74,8 @@ def from_rows(model, columns, rows):
     return [_instance(model, layout, row[:count]) for row in rows]
 
 
-def _layout_of(model, cursor):
-    return _layout(model, tuple(column[0] for column in cursor.description))
+def _layout_of(model, description):
+    return _layout(model, tuple(column[0] for column in description))
 
 
 @cache

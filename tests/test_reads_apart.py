@@ -1,6 +1,7 @@
-"""The API key every request reads first is read on SQLite's connection for
-reads apart (db.read_apart), not on a pooled one: what that read sees, and
-that a request whose view reads nothing else takes no pooled connection."""
+"""The API key every request reads first, and the version of a page kept,
+are read on SQLite's connection for reads apart (db.read_apart), not on a
+pooled one: what that read sees, and that a request whose view reads
+nothing else (or serves a page kept) takes no pooled connection."""
 
 import sqlite3
 from contextlib import closing
@@ -37,7 +38,7 @@ def test_a_key_made_in_an_open_transaction_authenticates_within_it(app):
 
 
 @pytest.mark.sqlite_only(reason="the pool of SQLite connections")
-def test_a_request_whose_view_reads_nothing_takes_no_pooled_connection(caller, monkeypatch):
+def test_requests_that_read_nothing_else_take_no_pooled_connection(caller, monkeypatch):
     assert caller.get("/v1/me").status_code == 200  # the key's first use is recorded: a write
     pool = type(database.obj)
     checkouts = []
@@ -51,5 +52,7 @@ def test_a_request_whose_view_reads_nothing_takes_no_pooled_connection(caller, m
     database.close()  # the test's own connection back to the pool
     assert caller.get("/v1/me").status_code == 200
     assert checkouts == []
-    assert caller.get("/v1/custom-fields").status_code == 200  # its view reads the fields
+    assert caller.get("/v1/custom-fields").status_code == 200  # its page is rendered
+    assert checkouts == [1]
+    assert caller.get("/v1/custom-fields").status_code == 200  # and then kept
     assert checkouts == [1]
