@@ -220,6 +220,23 @@ def test_the_history_keeps_the_first_version_and_the_latest(caller, chat):
     assert history == ["v0", *(f"v{number}" for number in range(6, 25))]
 
 
+def test_bodies_are_json_in_utf_8_whatever_their_values(caller, chat):
+    """Bodies are encoded by orjson, and by Python's encoder where orjson
+    refuses a value (an integer past 64 bits): JSON either way."""
+    conversation_id = chat["conversation"]["id"]
+    text = "Olá, 世界 😀 \u2028 </script>"
+    sent = send(caller, conversation_id, text=text, metadata={"least": -(2**63)})
+    assert text.encode() in sent.data  # UTF-8, nothing escaped
+    message = data(sent, 201)
+    assert (message["text"], message["metadata"]) == (text, {"least": -(2**63)})
+    huge = {"count": 2**70, "text": text}
+    sent = send(caller, conversation_id, text=text, metadata=huge)
+    assert b"1180591620717411303424" in sent.data
+    message = data(sent, 201)
+    assert (message["text"], message["metadata"]) == (text, huge)
+    assert data(caller.get(f"/v1/messages/{message['id']}")) == message
+
+
 def test_metadata_is_kept_to_16384_characters_of_json(caller, chat):
     conversation = chat["conversation"]["id"]
     fits = {"note": "é" * (16_384 - len('{"note":""}'))}  # counted as characters

@@ -3,6 +3,7 @@
 import json
 from datetime import date, datetime
 
+import orjson
 from flask import stream_with_context
 from flask.json.provider import DefaultJSONProvider
 
@@ -11,9 +12,9 @@ from ..models.sqljson import RawJson
 from ..models.streamed import Streamed
 from ..turns import give_way_if_due
 
-# A streamed body is written in parts of at least this many characters: a
-# page of small items is still one write.
-WRITE_CHARS = 65_536
+# A streamed body is written in parts of at least this many bytes: a page
+# of small items is still one write.
+WRITE_BYTES = 65_536
 
 
 class ApiJSONProvider(DefaultJSONProvider):
@@ -26,11 +27,21 @@ class ApiJSONProvider(DefaultJSONProvider):
 
     def __init__(self, app):
         super().__init__(app)
-        # Response bodies share one compact encoder; json.dumps with options
-        # builds a new one for every call.
+        # What orjson leaves to Python's encoder (see encoded); json.dumps
+        # with options builds a new encoder for every call.
         self._body_encoder = json.JSONEncoder(
             default=self.default, ensure_ascii=self.ensure_ascii, separators=(",", ":")
         )
+
+    def encoded(self, obj):
+        """`obj` as compact JSON, in UTF-8: by orjson, ten times as fast as
+        Python's C encoder on a body of short strings; by Python's encoder
+        for what orjson refuses (an integer past 64 bits, a key not a
+        string, a lone surrogate), which writes it as before: ASCII, escaped."""
+        try:
+            return orjson.dumps(obj, default=self.default, option=orjson.OPT_PASSTHROUGH_DATETIME)
+        except orjson.JSONEncodeError:
+            return self._body_encoder.encode(obj).encode()
 
     @staticmethod
     def default(value):
@@ -50,31 +61,29 @@ class ApiJSONProvider(DefaultJSONProvider):
         elif self._app.debug:
             return super().response(*args, **kwargs)  # indented, for reading
         else:
-            body = self._body_encoder.encode(obj)
-        return self._app.response_class(f"{body}\n", mimetype=self.mimetype)
+            body = self.encoded(obj)
+        return self._app.response_class(body + b"\n", mimetype=self.mimetype)
 
     def _with_raw_data(self, obj):
         """A body whose `data` SQLite already wrote (a page): that text goes in as it is."""
-        return f'{{"data":{obj["data"].text}{self._after_data(obj)}'
+        return b'{"data":' + obj["data"].text.encode() + self._after_data(obj)
 
     def _in_steps(self, obj):
         """A body whose `data` is read while it is written (a Streamed):
         one item at a time, the loop's turn given between them, so that
         neither the whole body nor its encoding is ever held at once."""
-        parts, size = ['{"data":['], 0
+        parts, size = [b'{"data":['], 0
         for index, item in enumerate(obj["data"]):
-            parts.append(("," if index else "") + self._body_encoder.encode(item))
+            parts.append((b"," if index else b"") + self.encoded(item))
             size += len(parts[-1])
-            if size >= WRITE_CHARS:
-                yield "".join(parts)
+            if size >= WRITE_BYTES:
+                yield b"".join(parts)
                 parts, size = [], 0
             give_way_if_due()
-        parts.append(f"]{self._after_data(obj)}\n")
-        yield "".join(parts)
+        parts.append(b"]" + self._after_data(obj) + b"\n")
+        yield b"".join(parts)
 
     def _after_data(self, obj):
         """What follows `data` in the body: its other members, and the end."""
-        rest = self._body_encoder.encode(
-            {key: value for key, value in obj.items() if key != "data"}
-        )
-        return f",{rest[1:]}" if rest != "{}" else "}"
+        rest = self.encoded({key: value for key, value in obj.items() if key != "data"})
+        return b"," + rest[1:] if rest != b"{}" else b"}"
