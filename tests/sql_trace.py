@@ -37,7 +37,7 @@ def statements_traced():
 
 def _apart_connection():
     database.read_apart("SELECT 1", ())  # opened, if it was not yet
-    return database.obj._apart
+    return database.obj._apart[0]
 
 
 def _noting(seen):

@@ -56,3 +56,24 @@ def test_requests_that_read_nothing_else_take_no_pooled_connection(caller, monke
     assert checkouts == [1]
     assert caller.get("/v1/custom-fields").status_code == 200  # and then kept
     assert checkouts == [1]
+
+
+@pytest.mark.sqlite_only(reason="SQLite's rule for a read-only file")
+def test_the_connection_apart_is_not_reused_while_the_pool_reuses_none(caller):
+    # SQLite keeps a connection opened on a read-only file read-only for
+    # good: while such a storage incident lasts, the pool opens every one
+    # anew, and so does the read apart.
+    assert caller.get("/v1/me").status_code == 200
+    first = database.obj._apart[0]
+    database.obj.storage_failed("The database file is read-only.", spends=True)
+    try:
+        assert caller.get("/v1/me").status_code == 200
+        during = database.obj._apart[0]
+        assert caller.get("/v1/me").status_code == 200
+        assert len({id(first), id(during), id(database.obj._apart[0])}) == 3
+    finally:
+        database.obj.writes_work()
+    assert caller.get("/v1/me").status_code == 200
+    kept = database.obj._apart[0]
+    assert caller.get("/v1/me").status_code == 200
+    assert database.obj._apart[0] is kept

@@ -98,7 +98,7 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
         super().init(*args, **kwargs)
         self.write_turns = WriteTurns(kwargs.get("timeout") or -1)
 
-    _apart = None  # the connection for reads apart, once opened
+    _apart = None  # the connection for reads apart and when it was opened, once it is
     _apart_lock = threading.Lock()
 
     def read_apart(self, sql, params):
@@ -114,15 +114,21 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
             cursor = self.execute_sql(sql, params)
             return cursor.description, cursor.fetchall()
         with self._apart_lock, __exception_wrapper__:
-            if self._apart is None:
-                self._apart = super(PooledDatabase, self)._connect()  # as the pool opens one
-            cursor = self._apart.execute(sql, params)
+            cursor = self._apart_connection().execute(sql, params)
             return cursor.description, cursor.fetchall()  # read whole: no snapshot kept
+
+    def _apart_connection(self):
+        """Opened as the pool opens one, and anew where the pool would not
+        reuse one as old (a storage incident: see storage_failed)."""
+        if self._apart is None or self._is_stale(self._apart[1]):
+            self._close_apart()
+            self._apart = (super(PooledDatabase, self)._connect(), time.time())
+        return self._apart[0]
 
     def _close_apart(self):
         apart, self._apart = self._apart, None
         if apart is not None:
-            apart.close()
+            apart[0].close()
 
     def close_all(self):
         self._close_apart()
