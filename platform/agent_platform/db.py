@@ -110,7 +110,7 @@ class _ThreadPooledSqliteDatabase(LeasedPool, PooledSqliteDatabase):
         committed before it (a revoked key fails at once); a thread inside
         one reads on its own connection, which holds its uncommitted writes.
         Like the pool's, it is closed before serve forks (close_all)."""
-        if self.in_transaction():
+        if self.connection_in_transaction():
             cursor = self.execute_sql(sql, params)
             return cursor.description, cursor.fetchall()
         with self._apart_lock, __exception_wrapper__:

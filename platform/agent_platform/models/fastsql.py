@@ -42,8 +42,8 @@ def fetch_one(model, sql, *params):
 
 
 def read_apart(sql, *params):
-    """(description, rows) of a read outside any transaction, on SQLite's
-    connection for reads apart (db.read_apart): what a request reads
+    """(description, rows) of a read, on SQLite's connection for reads
+    apart outside a transaction (db.read_apart): what a request reads
     before its view, or instead of it, then takes no pooled connection."""
     if engine.postgresql:
         cursor = execute(sql, *params)

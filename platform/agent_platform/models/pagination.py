@@ -85,25 +85,26 @@ def _versioned_page(page_statement, counts, form, paging):
     if database.connection_in_transaction():
         # It may see changes of its own that are rolled back later, and the
         # version they moved to would then be reached again by other rows.
-        total = _counts(fastsql.execute(counts_sql, *counts_params).fetchone())[0]
+        total = _counts(counts_sql, counts_params)[0]
         return Page(form.read(fastsql.execute(page_sql, *page_params).fetchall()), paging, total)
     # The database file is part of the key: the versions of two files can meet.
     key = (database.database, page_sql, page_params)
-    # Read apart: a page kept takes no pooled connection.
-    total, version = _counts(fastsql.read_apart(counts_sql, *counts_params)[1][0])
+    total, version = _counts(counts_sql, counts_params)
     items = RENDERED_PAGES.get(key, version)
     if items is None:
         with database.atomic("DEFERRED"):
-            total, version = _counts(fastsql.execute(counts_sql, *counts_params).fetchone())
+            total, version = _counts(counts_sql, counts_params)
             items = form.read(fastsql.execute(page_sql, *page_params).fetchall())
         RENDERED_PAGES.keep(key, version, items)
     return Page(items, paging, total)
 
 
-def _counts(row):
-    """(total, version) of row_count's row: integers (PostgreSQL sums a
-    BIGINT column as a NUMERIC, which psycopg reads as a Decimal)."""
-    total, version = row
+def _counts(sql, params):
+    """(total, version) from row_count: integers (PostgreSQL sums a BIGINT
+    column as a NUMERIC, which psycopg reads as a Decimal). Read apart, so
+    that a page kept takes no pooled connection; inside a transaction, on
+    the thread's own connection (fastsql.read_apart)."""
+    total, version = fastsql.read_apart(sql, *params)[1][0]
     return int(total), int(version)
 
 
