@@ -3,6 +3,7 @@ thread, slow clients are cut off, each address holds a bounded number of
 connections, a stuck worker is replaced, and SIGTERM leaves no process and
 no delivery behind (agent_platform.gevent_worker)."""
 
+import importlib.util
 import json
 import os
 import re
@@ -225,6 +226,17 @@ def test_password_hashes_run_beside_the_loop_not_on_it(served):
     assert [sign_in.result() for sign_in in signing] == [401] * 10
     assert took > 0.5 and len(waits) > 5  # the hashes, one at a time, took that long
     assert max(waits) < 0.3, waits
+
+
+def test_a_worker_on_sqlite_leaves_the_postgresql_driver_unloaded(served):
+    """peewee imports psycopg whenever it is installed (as it is here, for
+    the PostgreSQL pass); a worker serving a SQLite file never maps it."""
+    assert importlib.util.find_spec("psycopg")  # installed with the test extra
+    [worker] = wait_for(lambda: children(served.master) or None, "started its worker", 20)
+    assert served.me()[0] == 200  # peewee and the models are loaded by now
+    mapped = Path(f"/proc/{worker}/maps").read_text()
+    assert "libsqlite3" in mapped or "_sqlite3" in mapped
+    assert "psycopg" not in mapped
 
 
 WATCHED_TIMEOUT = 10  # server.timeout_seconds's least
