@@ -121,6 +121,12 @@ class ContactIdentity(BaseModel):
         return fetch_one(cls, sql, workspace_id, identity_type, external_id)
 
     @classmethod
+    def external_ids(cls, contact_id, identity_type):
+        """The contact's external ids on one network (through the contact's index)."""
+        sql = 'SELECT "external_id" FROM "contact_identity" WHERE "contact_id" = ? AND "type" = ?'
+        return frozenset(row[0] for row in execute(sql, contact_id, identity_type))
+
+    @classmethod
     def hold(cls, workspace_id, identity_type, external_id):
         """Hold the identity to the end of the write transaction: a message
         from the same sender stored at once waits for this one's commit, then

@@ -23,6 +23,7 @@ next one with its Last-Event-ID.
 import threading
 import time
 from datetime import datetime
+from functools import lru_cache
 
 from ...db import database
 from ...errors import RateLimited, ValidationError
@@ -148,14 +149,20 @@ class _Watch:
             return got
         if not got or self.contact_id is not None:
             return bool(got)
-        if got != live.RESYNC and not any(c.name == "conversation.created" for c in got):
-            return False  # a visitor's first message makes their conversation: not yet
         try:
-            self.contact_id = visitors.contact_id(self.channel, self.visitor)
+            return self._contact_made(got)
         finally:
             _release()
-        if self.contact_id is None:
+
+    def _contact_made(self, got):
+        """Whether the visitor has a contact now, watched from then on
+        instead of the channel. Their first message makes it, with a
+        conversation: until a change says so, nothing is read."""
+        if got != live.RESYNC and not any(_made_for(self.visitor, c) for c in got):
             return False  # another visitor's change on the channel
+        self.contact_id = visitors.contact_id(self.channel, self.visitor)
+        if self.contact_id is None:
+            return False
         old, self.subscription = self.subscription, self._subscribe()
         old.close()
         return True
@@ -165,3 +172,30 @@ class _Watch:
 
     def __exit__(self, *exc_info):
         self.subscription.close()
+
+
+def _made_for(visitor, change):
+    """Whether `change` made a conversation for the visitor's contact."""
+    if change.name != "conversation.created" or change.contact_id is None:
+        return False
+    return visitor.identity in _visitors_of(change)
+
+
+def _visitors_of(change):
+    """The visitors that `change`'s contact is, read once for every stream
+    it wakes: each stream of a visitor without a contact yet is woken by
+    every first message on the channel, and reading its own contact each
+    time made 500 widgets opening at once cost seconds of CPU (a read per
+    open stream per first message). The streams asking at once wait for
+    the first one's read."""
+    with _reading:
+        return _read_visitors_of(change)
+
+
+_reading = threading.Lock()
+
+
+@lru_cache(maxsize=256)
+def _read_visitors_of(change):
+    # A change is one committed event: what it says of its contact stays.
+    return visitors.visitor_identities(change.contact_id)

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from ... import formats
 from ...errors import Forbidden, NotFound, ValidationError
-from ...models import Channel, Clarification, Contact, Conversation, Message
+from ...models import Channel, Clarification, Contact, ContactIdentity, Conversation, Message
 from ...models.base import utcnow
 from ..adapters import hand_up
 from ..neutral import InboundMessage, StatusUpdate
@@ -122,6 +122,12 @@ def contact_id(channel, visitor):
     """The id of the visitor's contact, None until their first message."""
     contact = Contact.by_identity(channel.workspace_id, "website", visitor.identity)
     return None if contact is None else contact.id
+
+
+def visitor_identities(contact_id):
+    """The widget visitors a contact is (usually one; none for a contact of
+    another network)."""
+    return ContactIdentity.external_ids(contact_id, "website")
 
 
 def post_message(channel, visitor, body, max_chars, now=None):
