@@ -72,6 +72,34 @@ def test_subscribers_hear_their_workspace_conversation_or_contact_only(caller, o
             assert subscription.next(0.5) == []
 
 
+def test_a_subscriber_hears_only_what_its_own_test_accepts(caller, channels):
+    channel_id = channels[0]["id"]
+    tested = []
+
+    def created(change):
+        tested.append(change.name)
+        return change.name == "conversation.created"
+
+    with live.subscribe(caller.workspace_id, channel_id=channel_id, accepts=created) as mine:
+        inbound(channel_id, "a-1", sender_id="5511900000001")  # a conversation, a message
+        inbound(channel_id, "a-2", sender_id="5511900000001")  # a message
+        inbound(channel_id, "b-1", sender_id="5511900000002")  # a conversation, a message
+        assert [c.name for c in heard(mine, 2)] == ["conversation.created"] * 2
+        assert mine.next(0.5) == []
+    assert sorted(tested) == ["conversation.created"] * 2 + ["message.received"] * 3
+
+
+def test_a_subscriber_whose_test_fails_is_told_of_the_change(caller, channels, caplog):
+    def failing(change):
+        raise RuntimeError("cannot tell")
+
+    channel_id = channels[0]["id"]
+    with live.subscribe(caller.workspace_id, channel_id=channel_id, accepts=failing) as mine:
+        inbound(channel_id, "a-1", sender_id="5511900000001")
+        assert [c.name for c in heard(mine, 2)] == ["conversation.created", "message.received"]
+    assert "a subscriber's test of a change failed" in caplog.text
+
+
 def test_a_conversation_state_change_is_heard(caller, channels):
     message = inbound(channels[0]["id"], "a-1").message
     chat = message.conversation_id

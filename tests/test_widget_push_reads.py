@@ -74,11 +74,12 @@ def test_a_first_message_is_read_once_for_every_stream_it_wakes(app, listeners, 
     writer, others = listeners[0], listeners[1:]
     writer.say(app.test_client(), "Hello?")
     waited(lambda: "Hello?" in _texts(writer), "the writer's stream sent the message")
-    # Every other stream has been woken by the change and gone back to waiting.
+    # Every other stream has beaten twice since: anything it was told, it has seen.
     beats = [listener.beats for listener in others]
     waited(lambda: all(o.beats > b + 1 for o, b in zip(others, beats, strict=True)), "waiting")
     assert not any(_texts(listener) for listener in others)
-    # The contact the change names, read once; the writer's own, once.
+    # The contact the change names, read once for all (by the watcher); the
+    # writer's stream then read its visitor's contact, once.
     assert counted == {"visitor_identities": 1, "contact_id": 1}
 
 

@@ -23,13 +23,15 @@ next one with its Last-Event-ID.
 import threading
 import time
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from ...db import database
 from ...errors import RateLimited, ValidationError
 from ...events import live
 from . import visitors
 
+# The event a visitor's first message makes, which gives them a contact.
+FIRST_MESSAGE = frozenset({"conversation.created"})
 _open = {}  # (channel id, visitor key): streams open in this process
 _open_lock = threading.Lock()
 
@@ -139,7 +141,11 @@ class _Watch:
         workspace_id = self.channel.workspace_id
         if self.contact_id is not None:
             return live.subscribe(workspace_id, contact_id=self.contact_id)
-        return live.subscribe(workspace_id, channel_id=self.channel.id)
+        # Until their first message makes their contact, nothing else on the
+        # channel is theirs: the watcher tests each change for them, instead
+        # of waking every such stream to test it (each first message did).
+        accepts = partial(_made_for, self.visitor)
+        return live.subscribe(workspace_id, channel_id=self.channel.id, accepts=accepts)
 
     def next(self, timeout):
         """Whether anything of the visitor's may have changed within
@@ -157,7 +163,7 @@ class _Watch:
     def _contact_made(self, got):
         """Whether the visitor has a contact now, watched from then on
         instead of the channel. Their first message makes it, with a
-        conversation: until a change says so, nothing is read."""
+        conversation (FIRST_MESSAGE): until a change says so, nothing is read."""
         if got != live.RESYNC and not any(_made_for(self.visitor, c) for c in got):
             return False  # another visitor's change on the channel
         self.contact_id = visitors.contact_id(self.channel, self.visitor)
@@ -176,7 +182,7 @@ class _Watch:
 
 def _made_for(visitor, change):
     """Whether `change` made a conversation for the visitor's contact."""
-    if change.name != "conversation.created" or change.contact_id is None:
+    if change.name not in FIRST_MESSAGE or change.contact_id is None:
         return False
     return visitor.identity in _visitors_of(change)
 
