@@ -188,12 +188,11 @@ def _made_for(visitor, change):
 
 
 def _visitors_of(change):
-    """The visitors that `change`'s contact is, read once for every stream
-    it wakes: each stream of a visitor without a contact yet is woken by
-    every first message on the channel, and reading its own contact each
-    time made 500 widgets opening at once cost seconds of CPU (a read per
-    open stream per first message). The streams asking at once wait for
-    the first one's read."""
+    """The visitors that `change`'s contact is, read once however many
+    streams it is tested for: the watcher tests each first message on the
+    channel for every stream whose visitor has no contact yet. (Each such
+    stream reading its own contact made 500 widgets opening at once cost
+    seconds of CPU.) Callers at once wait for the first one's read."""
     with _reading:
         return _read_visitors_of(change)
 
