@@ -1,7 +1,7 @@
 """What the widget's push streams read when a visitor writes for the first
 time (channels.website.push.follow, in this process): a stream whose
 visitor has no contact yet listens to the whole channel, and every first
-message on it wakes them all."""
+message on it concerns them all."""
 
 import threading
 import time
@@ -65,7 +65,7 @@ def listeners(app, caller):
         listener.thread.join(10)
 
 
-def test_a_first_message_is_read_once_for_every_stream_it_wakes(app, listeners, monkeypatch):
+def test_a_first_message_is_read_once_for_all_the_streams_it_concerns(app, listeners, monkeypatch):
     counted = Counter()
     for name in ("contact_id", "visitor_identities"):
         monkeypatch.setattr(visitors, name, _counting(counted, name, getattr(visitors, name)))
