@@ -191,7 +191,7 @@ def worker_app():
 
 def _leave_out_unused_driver(config):
     """peewee imports psycopg (the postgresql extra) whenever it is
-    installed, with asyncio and some 70 modules of its own: about 17 MB of a
+    installed, with asyncio and some 70 modules of its own: about 10 MB of a
     worker that serves SQLite and never calls it. A None in sys.modules
     makes that import fail as it does where the extra is absent."""
     if not config["DATABASE_URL"]:

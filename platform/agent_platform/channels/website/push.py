@@ -31,7 +31,7 @@ from ...events import live
 from . import visitors
 
 # The event a visitor's first message makes, which gives them a contact.
-FIRST_MESSAGE = frozenset({"conversation.created"})
+FIRST_MESSAGE = "conversation.created"
 _open = {}  # (channel id, visitor key): streams open in this process
 _open_lock = threading.Lock()
 
@@ -156,16 +156,14 @@ class _Watch:
         if not got or self.contact_id is not None:
             return bool(got)
         try:
-            return self._contact_made(got)
+            return self._contact_made()
         finally:
             _release()
 
-    def _contact_made(self, got):
+    def _contact_made(self):
         """Whether the visitor has a contact now, watched from then on
-        instead of the channel. Their first message makes it, with a
-        conversation (FIRST_MESSAGE): until a change says so, nothing is read."""
-        if got != live.RESYNC and not any(_made_for(self.visitor, c) for c in got):
-            return False  # another visitor's change on the channel
+        instead of the channel. Only their first message's change (or a
+        resync) reaches them here: the watcher tested it (_subscribe)."""
         self.contact_id = visitors.contact_id(self.channel, self.visitor)
         if self.contact_id is None:
             return False
@@ -182,25 +180,17 @@ class _Watch:
 
 def _made_for(visitor, change):
     """Whether `change` made a conversation for the visitor's contact."""
-    if change.name not in FIRST_MESSAGE or change.contact_id is None:
+    if change.name != FIRST_MESSAGE or change.contact_id is None:
         return False
     return visitor.identity in _visitors_of(change)
 
 
+@lru_cache(maxsize=256)
 def _visitors_of(change):
     """The visitors that `change`'s contact is, read once however many
-    streams it is tested for: the watcher tests each first message on the
-    channel for every stream whose visitor has no contact yet. (Each such
-    stream reading its own contact made 500 widgets opening at once cost
-    seconds of CPU.) Callers at once wait for the first one's read."""
-    with _reading:
-        return _read_visitors_of(change)
-
-
-_reading = threading.Lock()
-
-
-@lru_cache(maxsize=256)
-def _read_visitors_of(change):
-    # A change is one committed event: what it says of its contact stays.
+    streams it is tested for: the watcher (one thread) tests each first
+    message on the channel for every stream whose visitor has no contact
+    yet. (Each such stream reading its own contact made 500 widgets opening
+    at once cost seconds of CPU.) A change is one committed event: what it
+    says of its contact stays."""
     return visitors.visitor_identities(change.contact_id)
