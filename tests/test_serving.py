@@ -59,6 +59,17 @@ class Served:
         return sock
 
 
+def least_held(measure, most, tries=3):
+    """The waits `measure()` gave on its first run whose every wait was a
+    200 under `most` seconds, else on its last of `tries`: a service that
+    holds the others does so on every run, a busy host only now and then."""
+    for _ in range(tries):
+        waits = measure()
+        if all(code == 200 and seconds < most for code, seconds in waits):
+            break
+    return waits
+
+
 @pytest.fixture
 def served(tmp_path, request):
     settings = getattr(request, "param", {})
