@@ -77,9 +77,14 @@ def reset_peak(pid):
     return peak_megabytes_since_reset(pid)
 
 
-def read_beside_me(served, api, path, params):  # noqa: F811
+def read_beside_me(served, api, path, params, most):  # noqa: F811
     """GET `path` while another client asks /v1/me: the answer, the waits
-    of /v1/me, and how much the worker's resident memory grew at most."""
+    of /v1/me, and how much the worker's resident memory grew at most (of
+    the least held of up to five reads: see `least_held`)."""
+    return least_held(lambda: read_once_beside_me(served, api, path, params), most)
+
+
+def read_once_beside_me(served, api, path, params):  # noqa: F811
     [worker] = children(served.master)
     before, answers = reset_peak(worker), []
     reading = threading.Thread(target=lambda: answers.append(api.get(path, params=params)))
@@ -103,7 +108,7 @@ def test_pages_of_long_texts_are_written_a_training_at_a_time(served):  # noqa: 
         training = {"type": "text", "title": f"T{number}", "content": f"{number} {text}"}
         assert api.post(path, json=training).status_code == 201
     for route, params in (("", {"limit": 100}), ("/search", {"q": "unicorn", "limit": 50})):
-        answer, waits, grown = read_beside_me(served, api, path + route, params)
+        answer, waits, grown = read_beside_me(served, api, path + route, params, 0.3)
         assert answer.status_code == 200, answer.text
         contents = [item["content"] for item in answer.json()["data"]]
         assert sorted(contents) == sorted(f"{number} {text}" for number in range(COUNT))
@@ -113,14 +118,13 @@ def test_pages_of_long_texts_are_written_a_training_at_a_time(served):  # noqa: 
 
 
 def waits_of(served, write):  # noqa: F811
-    """The waits of /v1/me asked while `write()` runs; it must succeed."""
+    """The answer of `write()` and the waits of /v1/me asked meanwhile."""
     answers, waits = [], []
     writing = threading.Thread(target=lambda: answers.append(write()))
     writing.start()
     while writing.is_alive():
         waits.append(served.me())
-    assert answers[0].status_code in (200, 204), answers[0].text
-    return waits
+    return answers[0], waits
 
 
 @pytest.mark.parametrize("served", [SETTINGS], indirect=True)
@@ -142,16 +146,18 @@ def test_indexing_long_texts_does_not_hold_the_others(served):  # noqa: F811
     # The new text is encoded once, ahead: encoding it in the writing thread
     # held this process's own requests about 0.04 s. A host busy elsewhere
     # holds a request now and then, the service would every time: the
-    # change is measured up to three times.
+    # change is measured up to five times.
     changed = json.dumps({"content": f"changed {text}"}).encode()
     patch = lambda: api.patch(  # noqa: E731
         f"{served.base}/v1/trainings/{made[0]}",
         data=changed,
         headers={"Content-Type": "application/json"},
     )
-    waits = least_held(lambda: waits_of(served, patch), 0.12)  # before: 0.15-0.16 s
+    answer, waits = least_held(lambda: waits_of(served, patch), 0.12)  # before: 0.15-0.16 s
+    assert answer.status_code == 200, answer.text
     assert all(code == 200 and seconds < 0.12 for code, seconds in waits), ("PATCH", waits)
-    waits = waits_of(served, lambda: api.delete(f"{served.base}/v1/agents/{agent}"))
+    answer, waits = waits_of(served, lambda: api.delete(f"{served.base}/v1/agents/{agent}"))
+    assert answer.status_code == 204, answer.text
     assert all(code == 200 and seconds < 0.1 for code, seconds in waits), ("DELETE", waits)
     listed = api.get(f"{served.base}/v1/trainings/{made[1]}")
     assert listed.status_code == 404  # the agent's trainings went with it

@@ -58,7 +58,7 @@ def test_a_page_of_long_edit_histories_is_written_a_message_at_a_time(served):  
     api = requests.Session()
     api.headers["X-API-Key"] = served.key
     path = conversation_with_edited_messages(served, api)
-    answer, waits, grown = read_beside_me(served, api, path, {"limit": 100})
+    answer, waits, grown = read_beside_me(served, api, path, {"limit": 100}, 0.12)
     assert answer.status_code == 200, answer.text[:500]
     page = answer.json()["data"]
     page = [item for item in page if item["direction"] == "outbound"]
@@ -92,7 +92,7 @@ def test_a_page_of_contacts_with_long_custom_values_is_written_a_contact_at_a_ti
 
     with ThreadPoolExecutor(8) as making:
         list(making.map(make, range(100)))
-    answer, waits, grown = read_beside_me(served, api, f"{base}/v1/contacts", {"limit": 100})
+    answer, waits, grown = read_beside_me(served, api, f"{base}/v1/contacts", {"limit": 100}, 0.12)
     assert answer.status_code == 200, answer.text[:500]
     page = answer.json()["data"]
     assert len(page) == 100 and all(contact["custom_fields"] == values for contact in page)
@@ -123,7 +123,7 @@ def test_an_agents_tools_are_written_a_tool_at_a_time(served):  # noqa: F811
     ]
     agent = api.post(f"{base}/v1/agents", json={"name": "Ana"}).json()["data"]["id"]
     assert api.put(f"{base}/v1/agents/{agent}/tools", json={"tool_ids": ids}).status_code == 200
-    answer, waits, grown = read_beside_me(served, api, f"{base}/v1/agents/{agent}/tools", {})
+    answer, waits, grown = read_beside_me(served, api, f"{base}/v1/agents/{agent}/tools", {}, 0.12)
     assert answer.status_code == 200 and len(answer.content) > 25_000_000
     tools = answer.json()["data"]
     assert len(tools) == 200 and all(t["input_schema"] == schema for t in tools)
