@@ -141,3 +141,34 @@ def test_a_name_of_megabytes_is_refused_by_its_length_without_holding_others(ser
     assert [answer.status_code for answer in answers] == [400] * 3
     assert answers[0].json()["error"]["message"] == "name: Longer than maximum length 200."
     assert len(waits) > 2 and all(code == 200 and seconds < 0.15 for code, seconds in waits), waits
+
+
+@pytest.mark.parametrize("served", [{"RATE_LIMIT_REQUESTS": 100_000}], indirect=True)
+def test_a_body_of_millions_of_members_is_refused_unread_without_holding_others(served):  # noqa: F811
+    # 2.4 million numbers in arrays of 1,000 (each within the members'
+    # limit): parsed, then walked, they held every other request a second.
+    thousand = "[" + ",".join(["0"] * 1000) + "]"
+    arrays = "[" + ",".join([thousand] * 800) + "]"
+    body = f'{{"name": "x", "a": {arrays}, "b": {arrays}, "c": {arrays}}}'.encode()
+    headers = {"X-API-Key": served.key, "Content-Type": "application/json"}
+    send = lambda: requests.post(served.base + "/v1/agents", data=body, headers=headers, timeout=10)  # noqa: E731
+    answers, waits = least_held(lambda: waits_beside(served, send), 0.15)
+    assert [answer.status_code for answer in answers] == [400] * 3
+    assert "body: holds more than 20,000 members in all" in answers[0].json()["error"]["message"]
+    assert len(waits) > 2 and all(code == 200 and seconds < 0.15 for code, seconds in waits), waits
+
+
+@pytest.mark.parametrize("served", [{"RATE_LIMIT_REQUESTS": 100_000}], indirect=True)
+def test_a_text_of_brackets_and_quotes_is_read_without_holding_others(served):  # noqa: F811
+    # Past 32 brackets a body's nesting was measured by a regular expression
+    # stepping through each string a character at a time: a training's text
+    # of 5 MB of such lines held every other request 1.5-3.6 s.
+    headers = {"X-API-Key": served.key, "Content-Type": "application/json"}
+    made = requests.post(served.base + "/v1/agents", json={"name": "A"}, headers=headers)
+    trainings = f"{served.base}/v1/agents/{made.json()['data']['id']}/trainings"
+    text = ('- [x] "a", {b}: c\n ' * 250_000)[:4_200_000]  # 4.9 MB of JSON
+    body = json.dumps({"type": "text", "content": text}).encode()
+    send = lambda: requests.post(trainings, data=body, headers=headers, timeout=30)  # noqa: E731
+    answers, waits = least_held(lambda: waits_beside(served, send, times=1), 0.15)
+    assert answers[0].status_code == 201, answers[0].text
+    assert len(waits) > 2 and all(code == 200 and seconds < 0.15 for code, seconds in waits), waits
