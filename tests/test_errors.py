@@ -114,3 +114,133 @@ def test_every_response_has_a_request_id(client, caller):
         client.get("/v1/health", headers={"X-Request-ID": "bad id!"}).headers["X-Request-ID"]
         != "bad id!"
     )
+
+
+# --- integers and single values ---------------------------------------------------------
+# An integer field took any value int() took, and so 1.5 as 1, "5" as 5 and
+# 1e-400 as 0; a query parameter took Arabic-Indic, fullwidth and "1_0"
+# digits; a repeated parameter its first value. Each is a 400 naming it.
+
+NOT_INTEGERS = [b"1.5", b'"5"', b"1e-400", b"5.0", b"1e400", b"true", b"[5]", b'{"n": 5}']
+
+
+def integer_body(body, field, value):
+    """`body` as JSON bytes, with `field` written as the JSON text `value`."""
+    return json.dumps({**body, field: "@"}).encode().replace(b'"@"', value)
+
+
+def post_raw(caller, method, path, body):
+    headers = caller.headers({"Content-Type": "application/json"})
+    return caller.client.open(path, method=method, data=body, headers=headers)
+
+
+@pytest.mark.parametrize("value", NOT_INTEGERS)
+def test_a_body_integer_that_is_not_one_is_refused_and_nothing_is_created(caller, value):
+    body = integer_body({"name": "n9", "field_type": "text"}, "display_order", value)
+    response = post_raw(caller, "POST", "/v1/custom-fields", body)
+    error = assert_error(response, 400, "VALIDATION_ERROR")
+    assert error["message"] == "display_order: Not a valid integer."
+    assert caller.get("/v1/custom-fields").get_json()["pagination"]["total"] == 0
+
+
+def test_a_body_integer_is_taken_as_written(caller):
+    body = {"name": "n9", "field_type": "text", "display_order": 7}
+    created = caller.post("/v1/custom-fields", json=body)
+    assert created.status_code == 201 and created.get_json()["data"]["display_order"] == 7
+
+
+@pytest.fixture
+def agent_id(caller):
+    return caller.post("/v1/agents", json={"name": "Ana"}).get_json()["data"]["id"]
+
+
+CREATES = [
+    ("idle-actions", {"name": "x", "action": "close"}, "minutes", b"30.7"),
+    ("transfer-rules", {"name": "x", "match_type": "keywords", "keywords": ["a"],
+                        "action": "handoff"}, "priority", b"1.5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind, body, field, value", CREATES)
+def test_idle_minutes_and_rule_priorities_must_be_ints(caller, agent_id, kind, body, field, value):
+    path = f"/v1/agents/{agent_id}/{kind}"
+    for each in (value, b'"5"'):
+        response = post_raw(caller, "POST", path, integer_body(body, field, each))
+        assert_error(response, 400, "VALIDATION_ERROR", f"{field}: Not a valid integer.")
+    assert caller.get(path).get_json()["pagination"]["total"] == 0
+
+
+def test_a_nested_integer_is_held_to_ints_too(caller):
+    body = {"name": "Chatty", "kind": "messages_received", "points": 5}
+    response = caller.post("/v1/leads/scoring-rules", json={**body, "params": {"at_least": 2.5}})
+    assert_error(response, 400, "VALIDATION_ERROR", "params.at_least: Not a valid integer.")
+    assert caller.get("/v1/leads/scoring-rules").get_json()["pagination"]["total"] == 0
+
+
+def test_a_pipeline_column_probability_must_be_an_int(caller):
+    body = integer_body({"name": "New", "kind": "open"}, "probability", b"49.9")
+    response = post_raw(caller, "POST", "/v1/pipeline/columns", body)
+    assert_error(response, 400, "VALIDATION_ERROR", "probability: Not a valid integer.")
+    assert caller.get("/v1/pipeline/columns").get_json()["pagination"]["total"] == 0
+
+
+@pytest.mark.parametrize(
+    "field, value", [("knowledge_max_results", b"3.99"), ("max_reply_length", b"999.5")]
+)
+def test_agent_settings_refuse_fractions_and_change_nothing(caller, agent_id, field, value):
+    path = f"/v1/agents/{agent_id}/settings"
+    before = caller.get(path).get_json()["data"]
+    response = post_raw(caller, "PUT", path, integer_body({}, field, value))
+    assert_error(response, 400, "VALIDATION_ERROR", f"{field}: Not a valid integer.")
+    assert caller.get(path).get_json()["data"] == before
+
+
+@pytest.mark.parametrize(
+    "query, name",
+    [
+        ("page=%D9%A3", "page"),  # Arabic-Indic 3
+        ("page=1_0", "page"),
+        ("limit=%EF%BC%95", "limit"),  # fullwidth 5
+        ("page=%201", "page"),
+        ("page=%2B1", "page"),
+        ("page=1%20", "page"),
+        ("page=1.0", "page"),
+        ("page=", "page"),
+        ("page=" + "9" * 5000, "page"),
+        ("per_page=0x10", "per_page"),
+    ],
+)
+def test_a_query_integer_is_ascii_digits_only(caller, query, name):
+    response = caller.get(f"/v1/agents?{query}")
+    assert_error(response, 400, "VALIDATION_ERROR", f"{name}: Not a valid integer.")
+
+
+def test_query_integers_in_ascii_digits_are_read(caller):
+    body = caller.get("/v1/agents?page=01&limit=5").get_json()
+    assert (body["pagination"]["page"], body["pagination"]["limit"]) == (1, 5)
+    # A minus sign is read, for the range to refuse where negatives make no sense.
+    assert_error(caller.get("/v1/agents?page=-1"), 400, "VALIDATION_ERROR", "page: Must be")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/agents?limit=5&limit=6",
+        "/v1/agents?limit=5&limit=5",
+        "/v1/agents?sort=name&sort=created_at",
+        "/v1/interactions?tag=a&tag=b&limit=5&limit=6",
+    ],
+)
+def test_a_repeated_single_valued_parameter_is_refused_naming_it(caller, path):
+    name = "sort" if "sort=" in path else "limit"
+    response = caller.get(path)
+    assert_error(response, 400, "VALIDATION_ERROR", f"{name}: Give one value, not 2.")
+
+
+def test_a_repeated_credits_from_is_refused(caller, agent_id):
+    response = caller.get(f"/v1/agents/{agent_id}/credits?from=2025-01-01&from=2025-02-01")
+    assert_error(response, 400, "VALIDATION_ERROR", "from: Give one value, not 2.")
+
+
+def test_a_list_parameter_still_takes_every_value(caller):
+    assert caller.get("/v1/interactions?tag=a&tag=b").status_code == 200

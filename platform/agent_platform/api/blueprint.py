@@ -1,6 +1,8 @@
 """The Blueprint every resource uses: scopes, error docs, the data envelope."""
 
 import http
+import re
+from contextlib import suppress
 from copy import deepcopy
 from datetime import date, datetime
 from functools import cache
@@ -82,6 +84,7 @@ class ApiParser(FlaskParser):
         return loaded if loaded != {} else _nothing_to_change(req, loaded)
 
     def load_querystring(self, req, schema):
+        _refuse_repeats(req.args, type(schema))
         # webargs wraps the arguments in a proxy that looks for the schema's
         # list fields on every request; without any, a plain dict of the first
         # values reads the same.
@@ -89,9 +92,43 @@ class ApiParser(FlaskParser):
             return super().load_querystring(req, schema)
         return req.args.to_dict()
 
+    def pre_load(self, location_data, *, schema, req, location):
+        # A query string is text: its integers are read here, for Integer
+        # fields that take nothing but ints (_hold_integers_strictly).
+        if location != "query":
+            return location_data
+        integers = _integer_parameters(type(schema)) & location_data.keys()
+        if not integers:
+            return location_data
+        data = dict(location_data)
+        for name in integers:
+            data[name] = _integer_from_text(data[name])
+        return data
+
 
 _BODY_LOCATIONS = ("json", "json_or_form")
 _FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+# An integer written in a query string: ASCII digits, perhaps after a "-"
+# (int() also takes other scripts' digits, "1_0", " 1" and "+1").
+_INTEGER_TEXT = re.compile(r"-?[0-9]+")
+
+
+def _refuse_repeats(args, schema_class):
+    """A parameter of one value given twice is refused, as an unknown one is
+    (by marshmallow): taking the first would silently ignore the other."""
+    given = {name: len(args.getlist(name)) for name in _single_valued(schema_class)}
+    repeated = {name: [f"Give one value, not {n}."] for name, n in given.items() if n > 1}
+    if repeated:
+        raise ma.ValidationError(repeated)
+
+
+def _integer_from_text(text):
+    """`text` as an int when it is written as one (_INTEGER_TEXT), else
+    unchanged, for its strict field to refuse."""
+    if _INTEGER_TEXT.fullmatch(text):
+        with suppress(ValueError):  # past int()'s 4,300 digits
+            return int(text)
+    return text
 
 
 def _nothing_to_change(req, loaded=core.missing):
@@ -171,7 +208,9 @@ class ApiBlueprint(Blueprint):
 
     def arguments(self, schema, **kwargs):
         # webargs instantiates a schema given as a class on every request.
-        decorator = super().arguments(_instance(schema), **kwargs)
+        schema = _instance(schema)
+        _hold_integers_strictly(schema)
+        decorator = super().arguments(schema, **kwargs)
         if kwargs.get("location", "json") not in _BODY_LOCATIONS:
             return decorator
         return lambda func: self.errors(415)(decorator(func))  # see refuse_other_media
@@ -210,6 +249,40 @@ _IMMUTABLE = frozenset((int, float, bool, str, type(None), PageRequest, datetime
 def _takes_lists(schema_class):
     declared = schema_class._declared_fields.values()
     return any(isinstance(field, fields.List | fields.Tuple) for field in declared)
+
+
+@cache
+def _single_valued(schema_class):
+    """The query names of a schema's parameters that take one value."""
+    declared = schema_class._declared_fields.items()
+    multiple = fields.List | fields.Tuple
+    return [field.data_key or name for name, field in declared if not isinstance(field, multiple)]
+
+
+@cache
+def _integer_parameters(schema_class):
+    """The query names of a schema's Integer parameters."""
+    declared = schema_class._declared_fields.items()
+    return {field.data_key or name for name, field in declared if isinstance(field, fields.Integer)}
+
+
+def _hold_integers_strictly(schema):
+    """Make every Integer of `schema`, nested ones too, take an int and
+    nothing else, as the document types it `integer`: marshmallow's default
+    casts with int(), and so read 1.5 as 1, "5" as 5 and 1e-400 as 0. A
+    JSON 5.0 is refused too, as a float (ApiParser.pre_load reads a query
+    string's integers before the fields see them)."""
+    for field in schema.fields.values():
+        _hold_strictly(field)
+
+
+def _hold_strictly(field):
+    if isinstance(field, fields.Integer):
+        field.strict = True
+    elif isinstance(field, fields.Nested):
+        _hold_integers_strictly(field.schema)
+    elif isinstance(field, fields.List):
+        _hold_strictly(field.inner)
 
 
 def _instance(schema):

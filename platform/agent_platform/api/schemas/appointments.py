@@ -163,11 +163,8 @@ class AvailabilityPutSchema(ma.Schema):
         metadata={"description": "Opening hours per weekday, local times of the workspace's "
                   "time zone; a day left out is closed"},
     )  # fmt: skip
-    slot_minutes = fields.Integer(
-        required=True, strict=True, validate=validate.Range(min=5, max=1440)
-    )
+    slot_minutes = fields.Integer(required=True, validate=validate.Range(min=5, max=1440))
     buffer_minutes = fields.Integer(
-        strict=True,
         validate=validate.Range(min=0, max=1440),
         metadata={"description": "Kept free before and after each appointment (default 0)"},
     )
@@ -226,7 +223,7 @@ class AppointmentSettingsPutSchema(ma.Schema):
                   "example": "Europe/Lisbon"},
     )  # fmt: skip
     reminder_offsets_minutes = fields.List(
-        fields.Integer(strict=True, validate=validate.Range(min=1, max=MAX_OFFSET)),
+        fields.Integer(validate=validate.Range(min=1, max=MAX_OFFSET)),
         validate=validate.Length(max=10),
         metadata={"description": "Minutes before the start a reminder is sent, each once "
                   "(default [1440, 60]); [] sends none"},
