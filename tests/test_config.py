@@ -127,3 +127,10 @@ def test_a_database_url_that_is_not_postgresql_is_refused_by_name(url, reason):
 )
 def test_a_postgresql_url_is_taken(url):
     assert load_config(environ={"AGENT_PLATFORM_DATABASE_URL": url})["DATABASE_URL"] == url
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:²", "127.0.0.1:٣", "127.0.0.1:99999"])
+def test_a_metrics_address_of_no_port_number_is_refused_by_name(address):
+    # "²" and "٣" are digits to str.isdigit, and int() fails on the first.
+    with pytest.raises(ConfigError, match=r"METRICS_LISTEN.*must be \"host:port\""):
+        load_config(environ={"AGENT_PLATFORM_METRICS_LISTEN": address})

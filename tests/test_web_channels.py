@@ -98,8 +98,9 @@ def test_refusals_are_shown_beside_the_field_and_change_nothing(admin, caller):
     assert 'value="Hello"' in text(bad)  # what was typed stays
     origin = post(admin, "/app/channels/new/website", name="Site", allowed_origins="nope")
     assert "must be an origin" in error_beside(text(origin), "allowed_origins")
-    port = post(admin, "/app/channels/new/email", name="Mail", imap_port="99999")
-    assert "port number" in error_beside(text(port), "imap_port")
+    for typed in ("99999", "²", "٣"):  # Unicode digits are no port number either
+        port = post(admin, "/app/channels/new/email", name="Mail", imap_port=typed)
+        assert "port number" in error_beside(text(port), "imap_port"), typed
     for name in ("", "   ", "two\nlines", "x" * 201):
         unnamed = post(admin, "/app/channels/new/website", name=name)
         assert unnamed.status_code == 400 and error_beside(text(unnamed), "name"), repr(name)

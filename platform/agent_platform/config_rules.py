@@ -106,7 +106,7 @@ def listen_address(value):
     """("host", port) of "host:port" ("[::1]:9464" for IPv6), or None."""
     host, _, port = value.rpartition(":")
     host = host.removeprefix("[").removesuffix("]")
-    if not host or not port.isdigit() or _port(int(port)):
+    if not host or not (port.isascii() and port.isdigit()) or _port(int(port)):
         return None
     return host, int(port)
 

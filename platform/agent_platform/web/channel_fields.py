@@ -125,7 +125,7 @@ def _value(field, form):
     if field.kind == "list":
         items = [line.strip() for line in raw.splitlines() if line.strip()]
         return items or None
-    if field.kind == "port" and raw.isdigit():
+    if field.kind == "port" and raw.isascii() and raw.isdigit():  # "²" is a digit too
         return int(raw)
     return raw or None
 
