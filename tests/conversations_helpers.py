@@ -89,3 +89,9 @@ def event_names(workspace_id):
 def data(response, status=200):
     assert response.status_code == status, response.get_data(as_text=True)
     return response.get_json()["data"]
+
+
+def id_forms(user_id):
+    """The forms of one id that path ids accept, canonical first."""
+    plain = user_id.replace("-", "")
+    return [user_id, user_id.upper(), plain, "{" + user_id + "}", "urn:uuid:" + plain.upper()]

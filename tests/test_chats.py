@@ -5,6 +5,7 @@ from conversations_helpers import (
     data,
     event_names,
     events,
+    id_forms,
     inbound,
     make_channel,
     send,
@@ -194,3 +195,20 @@ def test_a_chat_held_by_free_text_names_it(caller):
     data(caller.post(path, json={"assigned_to": "maria@example.com"}))
     refused = caller.post(path, json={"assigned_to": "joão"})
     assert_error(refused, 409, "CONVERSATION_HELD", "maria@example.com already holds")
+
+
+def test_a_person_holds_a_chat_whatever_form_of_their_id_is_given(caller):
+    from web_helpers import make_user
+
+    zed = make_user(caller.workspace_id, email="zed@example.com", name="Zed")
+    conversation_id = setup_chat(caller)["conversation"]["id"]
+    path = f"/v1/chats/{conversation_id}/handoff"
+    taken = data(caller.post(path, json={"assigned_to": zed["id"].upper()}))
+    assert taken["assigned_to"] == zed["id"]  # stored as every id is
+    before = event_names(caller.workspace_id)
+    for form in id_forms(zed["id"]):
+        assert data(caller.post(path, json={"assigned_to": form})) == taken, form
+    assert event_names(caller.workspace_id) == before  # nothing changed
+    for form in id_forms(zed["id"]):
+        held = data(caller.get(f"/v1/chats?assigned_to={form}"))
+        assert [chat["id"] for chat in held] == [conversation_id], form

@@ -12,6 +12,7 @@ from conversations_helpers import (
     data,
     event_names,
     events,
+    id_forms,
     inbound,
     make_agent,
     make_channel,
@@ -179,6 +180,28 @@ def test_assign_and_unassign(caller):
     assert_error(
         caller.post(path, json={"assigned_to": ""}), 400, "VALIDATION_ERROR", "assigned_to"
     )
+
+
+def test_a_user_id_is_assigned_and_found_in_its_canonical_form(caller):
+    from web_helpers import make_user
+
+    zed = make_user(caller.workspace_id, email="zed@example.com", name="Zed")
+    chat = setup_chat(caller)
+    path = f"/v1/conversations/{chat['conversation']['id']}/assign"
+    assigned = data(caller.post(path, json={"assigned_to": zed["id"].upper()}))
+    assert assigned["assigned_to"] == zed["id"]
+    for form in id_forms(zed["id"]):
+        assert data(caller.post(path, json={"assigned_to": form})) == assigned, form
+    assert len(events(caller.workspace_id, "conversation.assigned")) == 1
+    other = make_contact(caller, name="Cid")
+    started = make_conversation(
+        caller, other["id"], chat["channel"]["id"], assigned_to="{" + zed["id"].upper() + "}"
+    )
+    assert started["assigned_to"] == zed["id"]
+    for form in id_forms(zed["id"]):
+        for listing in ("/v1/conversations", "/v1/interactions"):
+            found = data(caller.get(f"{listing}?assigned_to={form}&sort=created_at&order=asc"))
+            assert [c["id"] for c in found] == [assigned["id"], started["id"]], (listing, form)
 
 
 def test_assigning_works_in_every_state(caller):

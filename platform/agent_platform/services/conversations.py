@@ -94,7 +94,7 @@ def _filtered(query, status, agent_id, channel_id, assigned_to):
     if channel_id:
         query = query.where(Conversation.channel == str(channel_id))
     if assigned_to:
-        query = query.where(Conversation.assigned_to == assigned_to)
+        query = query.where(Conversation.assigned_to == users.canonical_assignee(assigned_to))
     return query
 
 
@@ -120,7 +120,7 @@ def create_conversation(workspace_id, values, now=None):
 
 
 def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None):
-    users.check_assignee(workspace_id, assigned_to)
+    assigned_to = users.assignee(workspace_id, assigned_to)
     conversation = Conversation(
         workspace=workspace_id,
         contact=contact_id,
@@ -137,7 +137,7 @@ def start(workspace_id, contact_id, channel_id, agent_id, now, assigned_to=None)
 
 def transition(workspace_id, conversation_id, action, now=None, assigned_to=None):
     """Move a conversation by `action` (a key of TRANSITIONS)."""
-    users.check_assignee(workspace_id, assigned_to)  # before anything moves
+    assigned_to = users.assignee(workspace_id, assigned_to)  # before anything moves
     with transaction():
         conversation = get_conversation(workspace_id, conversation_id)
         move(conversation, action, now or utcnow())
@@ -153,7 +153,7 @@ def take_over(workspace_id, conversation_id, assigned_to=None, now=None):
     nothing changes); another's is 409 CONVERSATION_HELD. Without
     `assigned_to` (an API key names no person) only an open one moves."""
     now = now or utcnow()
-    users.check_assignee(workspace_id, assigned_to)
+    assigned_to = users.assignee(workspace_id, assigned_to)  # compared as stored
     with transaction():
         conversation = get_conversation(workspace_id, conversation_id)
         if conversation.status == "handoff" and assigned_to is not None:
@@ -218,7 +218,7 @@ def assign(workspace_id, conversation_id, assigned_to, now=None):
 
 
 def _assign(conversation, assigned_to, now):
-    users.check_assignee(conversation.workspace_id, assigned_to)
+    assigned_to = users.assignee(conversation.workspace_id, assigned_to)
     previous = conversation.assigned_to
     if previous == assigned_to:
         return

@@ -10,7 +10,7 @@ from ..long_statements import long_statements
 from ..models import Channel, Contact, Conversation, CustomField, Lead, Message, jsonquery
 from ..models.base import canonical_uuid, utcnow
 from ..models.pagination import Page, paginate
-from . import contacts, conversations
+from . import contacts, conversations, users
 from .routing import LEAD_TAGS_FIELD
 
 MAX_BULK = 100
@@ -87,7 +87,9 @@ _CONDITIONS = {
     "channel_type": _channel_type,
     "status": lambda workspace_id, value: Conversation.status == value,
     "agent_id": _equal(Conversation.agent),
-    "assigned_to": lambda workspace_id, value: Conversation.assigned_to == value,
+    "assigned_to": lambda workspace_id, value: (
+        Conversation.assigned_to == users.canonical_assignee(value)
+    ),
     "contact_id": _equal(Conversation.contact),
     "lead_status": _lead_status,
     "handoff": _handoff,

@@ -204,15 +204,25 @@ def use_link(token, password, password_again):
         return link.user
 
 
-def check_assignee(workspace_id, assigned_to):
-    """A conversation's assigned_to that is a user id must name an active
-    user of the workspace; any other text (a name, an e-mail) stays free, as
-    the spec allows."""
-    if assigned_to is None or canonical_uuid(assigned_to) is None:
-        return
-    user = User.get_or_none(User.id == canonical_uuid(assigned_to))
+def assignee(workspace_id, assigned_to):
+    """The assigned_to to store. A user id must name an active user of the
+    workspace and is kept in its canonical form, as every id is: the same
+    user given in capitals (or without dashes, in braces, as a urn) is then
+    the same holder and the same filter. Any other text (a name, an e-mail)
+    stays free and as given, as the spec allows."""
+    user_id = canonical_uuid(assigned_to)
+    if user_id is None:
+        return assigned_to
+    user = User.get_or_none(User.id == user_id)
     if user is None or user.workspace_id != workspace_id or not user.is_active:
         raise ValidationError("assigned_to", f"{assigned_to} is no active user of this workspace")
+    return user_id
+
+
+def canonical_assignee(assigned_to):
+    """assigned_to as assignee() stores it, unchecked: for filters, where an
+    id that names nobody simply finds nothing."""
+    return canonical_uuid(assigned_to) or assigned_to
 
 
 def display_name(workspace_id, assigned_to):
