@@ -314,6 +314,45 @@ def test_the_channel_may_ask_for_name_and_email(client, caller, site):
     assert visitor.say("Hi", "1", email="ana@example.com").status_code == 201
 
 
+@pytest.mark.parametrize("name", ["Evil\r\nName\tTab", "Tab\tonly", "Nul\x00", "   "])
+def test_a_name_the_contacts_api_refuses_is_refused_alike(client, caller, site, name):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    refused = assert_error(visitor.say("hi", "n1", name=name), 400, "VALIDATION_ERROR", "name: ")
+    api = assert_error(caller.post("/v1/contacts", json={"name": name}), 400, "VALIDATION_ERROR")
+    assert refused["message"] == api["message"]  # one validator, one verdict
+    assert data(caller.get("/v1/contacts")) == []
+    assert visitor.poll() == []
+
+
+def test_a_visitor_without_a_name_is_a_contact_without_one(client, caller, site):
+    visitor = Visitor(client, site["id"])
+    visitor.start()
+    data(visitor.say("hi", "n1"), 201)
+    [contact] = data(caller.get("/v1/contacts"))
+    # As the contacts API makes a contact given no name: "", not null.
+    assert contact["name"] == data(caller.post("/v1/contacts", json={}), 201)["name"] == ""
+    data(visitor.say("it is Ana", "n2", name=" Ana "), 201)
+    assert data(caller.get(f"/v1/contacts/{contact['id']}"))["name"] == "Ana"
+
+
+def test_unknown_fields_are_refused_by_name(client, caller, site):
+    visitor = Visitor(client, site["id"])
+    session = visitor.call("POST", "session", {"extra": 1})
+    assert_error(session, 400, "VALIDATION_ERROR", "extra: Unknown field.")
+    visitor.start()
+    extra = visitor.say("hi", "n1", extra=1)
+    assert_error(extra, 400, "VALIDATION_ERROR", "extra: Unknown field.")
+    assert data(caller.get("/v1/contacts")) == []
+    assert visitor.poll() == []
+    data(visitor.say(QUESTION, "n2"), 201)
+    answer_now()
+    [reply] = [m for m in visitor.poll() if m["from"] == "agent"]
+    read = visitor.call("POST", "read", {"message_id": reply["id"], "seen": True})
+    assert_error(read, 400, "VALIDATION_ERROR", "seen: Unknown field.")
+    assert data(caller.get(f"/v1/messages/{reply['id']}"))["status"] == "delivered"
+
+
 def test_requests_are_limited_per_visitor_token(client, site):
     visitor = Visitor(client, site["id"])
     visitor.start()

@@ -28,6 +28,12 @@ blp = Blueprint("widget", __name__, url_prefix="/widget")
 MAX_BODY_BYTES = 16 * 1024
 # How long a browser may reuse a preflight's answer (Chromium caps it at 2 h).
 PREFLIGHT_MAX_AGE = "7200"
+# The fields each visitor API body may hold (what widget.js sends): any
+# other is refused by name, as the REST API refuses an unknown field, so a
+# misspelt one is not silently dropped.
+SESSION_FIELDS = ("visitor_token", "user_id", "user_hash")
+MESSAGE_FIELDS = ("client_message_id", "text", "choice", "name", "email")
+READ_FIELDS = ("message_id",)
 # Last-Event-ID: the browser's EventSource sends it when it reconnects.
 ALLOWED_HEADERS = "Content-Type, X-Visitor-Token, Last-Event-ID"
 # A poll's answer says when to ask again (seconds); the widget's script may
@@ -84,7 +90,7 @@ def script(channel_id):
 @public
 def session(channel_id):
     """Start or resume: the visitor's token and the widget's settings."""
-    body = _body()
+    body = _body(SESSION_FIELDS)
     return _data(
         visitors.start(
             g.widget_channel, body.get("visitor_token"), body.get("user_id"), body.get("user_hash")
@@ -99,7 +105,7 @@ def send(channel_id):
     max_chars = current_app.config["WIDGET_MESSAGE_MAX_CHARS"]
     if visitors.is_new(g.widget_channel, g.visitor):
         _limit_new_visitor(current_app, request)
-    message = visitors.post_message(g.widget_channel, g.visitor, _body(), max_chars)
+    message = visitors.post_message(g.widget_channel, g.visitor, _body(MESSAGE_FIELDS), max_chars)
     return _data(message, 201)
 
 
@@ -152,7 +158,8 @@ def _event_stream(changes):
 @public
 def read(channel_id):
     """The visitor has read up to a message."""
-    return _data(visitors.mark_read(g.widget_channel, g.visitor, _body().get("message_id")))
+    message_id = _body(READ_FIELDS).get("message_id")
+    return _data(visitors.mark_read(g.widget_channel, g.visitor, message_id))
 
 
 @blp.before_request
@@ -273,13 +280,17 @@ def _limiters(app):
     return limiters
 
 
-def _body():
-    """The JSON object the page sent, read with the API's limits (nesting,
-    text that is Unicode): a lone surrogate escape was a 500 here."""
+def _body(fields):
+    """The JSON object the page sent, of these `fields` only, read with the
+    API's limits (nesting, text that is Unicode): a lone surrogate escape
+    was a 500 here."""
     refuse_other_media(request, "application/json")
     body = json_or_none(request.get_data(cache=True))
     if not isinstance(body, dict):
         raise ValidationError("body", "send a JSON object")
+    unknown = [field for field in body if field not in fields]
+    if unknown:
+        raise ValidationError(unknown[0], "Unknown field.")
     return body
 
 

@@ -327,10 +327,21 @@ def _who(settings, body):
     """The visitor's name and e-mail, required when the channel says so."""
     name, email = body.get("name"), body.get("email")
     if name is not None:
-        name = formats.text(200)(name, "name").strip()
+        name = _name(name)
     if email is not None:
         email = formats.email(email, "email")
     for field, value in (("name", name), ("email", email)):
         if settings.get(f"require_{field}") and not value:
             raise ValidationError(field, "this channel asks for it before chatting")
     return name, email
+
+
+def _name(value):
+    """The contact's name the visitor typed, refused as the contacts API
+    refuses it (formats.name_problem: line breaks, tabs, other controls),
+    so the widget stores no name the API would not."""
+    name = formats.text(200)(value, "name")
+    problem = formats.name_problem(name)
+    if problem:
+        raise ValidationError("name", problem)
+    return name.strip()
