@@ -11,6 +11,7 @@ from agent_platform.models import Training
 from agent_platform.models.trainings import fts_row_count
 from agent_platform.services.knowledge_text import FEED_CHARS, html_to_text
 from conftest import ON_POSTGRESQL, assert_error
+from conversations_helpers import data
 from loopback import QuietHandler, serving
 from test_serving import served  # noqa: F401  (the fixture)
 
@@ -34,6 +35,7 @@ class Pages(QuietHandler):
         "/image.png": (200, "image/png", b"\x89PNG\r\n\x1a\n"),
         "/empty.html": (200, "text/html", b"<html><script>x()</script></html>"),
         "/big.html": (200, "text/html", BIG),
+        "/long-title.html": (200, "text/html", b"<title>" + b"z" * 900 + b"</title><p>hi</p>"),
     }
 
     def do_GET(self):
@@ -516,6 +518,54 @@ def test_a_file_is_only_for_documents(caller, agent):
     form = {"type": "document", "colour": "red", "file": (io.BytesIO(b"x"), "a.txt")}
     response = caller.post(f"/v1/agents/{agent}/trainings", data=form)
     assert_error(response, 400, "VALIDATION_ERROR", "colour")
+
+
+def trainings_of(caller, agent):
+    return caller.get(f"/v1/agents/{agent}/trainings").get_json()["data"]
+
+
+@pytest.mark.parametrize(
+    "name, content, expected_title",
+    [
+        ("y" * 5000 + ".txt", b"hello", "y" * 500),
+        ("\xe9" * 499 + "\U0001f600" * 9 + ".md", b"hello", "\xe9" * 499 + "\U0001f600"),
+        ("a\tb\x7fc.txt", b"hello", "a b c.txt"),
+        ("t.html", b"<title>" + b"z" * 900 + b"</title><p>hi</p>", "z" * 500),
+    ],
+    ids=["long", "astral-at-the-cut", "controls", "long-html-title"],
+)
+def test_a_title_made_for_a_document_fits_a_title(caller, agent, name, content, expected_title):
+    # Nobody typed it, so it is made to fit rather than refused: cut to the
+    # limit a typed title has, its control characters as spaces.
+    training = data(upload(caller, agent, name, content), 201)
+    assert training["title"] == expected_title
+    patched = caller.patch(f"/v1/trainings/{training['id']}", json={"title": training["title"]})
+    assert data(patched)["title"] == expected_title  # a title the API accepts
+
+
+def test_a_title_taken_from_a_fetched_page_fits_a_title(caller, agent, site):
+    training = added(caller, agent, type="url", url=f"{site}/long-title.html")
+    assert training["title"] == "z" * 500
+
+
+def test_a_typed_title_over_the_limit_is_still_refused(caller, agent):
+    response = upload(caller, agent, "a.txt", b"hello", title="y" * 501)
+    assert_error(response, 400, "VALIDATION_ERROR", "title")
+    assert trainings_of(caller, agent) == []
+
+
+def test_an_unknown_or_second_file_part_is_refused_naming_it(caller, agent):
+    extra = {
+        "type": "document",
+        "file": (io.BytesIO(b"hello"), "a.txt"),
+        "file2": (io.BytesIO(b"more"), "b.txt"),
+    }
+    response = caller.post(f"/v1/agents/{agent}/trainings", data=extra)
+    assert_error(response, 400, "VALIDATION_ERROR", "file2: Unknown field")
+    two = {"type": "document", "file": [(io.BytesIO(b"a"), "a.txt"), (io.BytesIO(b"b"), "b.txt")]}
+    response = caller.post(f"/v1/agents/{agent}/trainings", data=two)
+    assert_error(response, 400, "VALIDATION_ERROR", "file: send one file")
+    assert trainings_of(caller, agent) == []
 
 
 def test_search_hits_are_the_trainings_as_shown_plus_score(caller, agent, site):

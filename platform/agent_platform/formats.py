@@ -76,6 +76,13 @@ def name_problem(text):
     return None
 
 
+def one_line(text):
+    """`text` with each control character (line breaks, tabs, NUL) as a
+    space: what name_problem would refuse, made readable instead, for text
+    nobody typed as a name (a file's name)."""
+    return _CONTROL.sub(" ", text)
+
+
 def _encodes(text):
     try:
         text.encode("utf-8")

@@ -3,6 +3,8 @@
 from flask import Response, current_app, g, request
 from flask.views import MethodView
 
+from ..errors import ValidationError
+from ..models.trainings import MAX_TITLE
 from ..services import trainings
 from .blueprint import ApiBlueprint
 from .pagination import paginated
@@ -33,7 +35,7 @@ DOCUMENT_FORM = {
     "required": ["type", "file"],
     "properties": {
         "type": {"type": "string", "enum": ["document"]},
-        "title": {"type": "string", "maxLength": 500},
+        "title": {"type": "string", "maxLength": MAX_TITLE},
         "file": {"type": "string", "format": "binary", "description": ".txt, .md, .html or .csv"},
     },
     "additionalProperties": False,  # as the JSON bodies: an unknown field is refused
@@ -64,11 +66,24 @@ class AgentTrainings(MethodView):
             g.workspace_id,
             agent_id,
             values,
-            request.files.get("file"),
+            _upload(),
             key=headers.get("idempotency_key"),
             ttl_hours=current_app.config["MESSAGES_IDEMPOTENCY_HOURS"],
         )
         return training, 201, {"Idempotent-Replayed": "true" if replayed else "false"}
+
+
+def _upload():
+    """The document's one `file` part, or None. Any other file part is
+    refused by name, as an unknown text field is (the schema sees only
+    those), rather than silently dropped."""
+    for name in request.files:
+        if name != "file":
+            raise ValidationError(name, "Unknown field (a document is sent as `file`).")
+    uploads = request.files.getlist("file")
+    if len(uploads) > 1:
+        raise ValidationError("file", f"send one file, not {len(uploads)}")
+    return uploads[0] if uploads else None
 
 
 @blp.route("/agents/<agent_id>/trainings/search")

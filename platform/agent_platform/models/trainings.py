@@ -24,6 +24,8 @@ from .tenancy import Workspace
 
 TYPES = ("text", "qa", "url", "document")
 STATUSES = ("ready", "failed")
+# A title's length in characters, typed or made from a file's or a page's.
+MAX_TITLE = 500
 # The fields each type shows in the API (the others of TYPE_FIELDS are null).
 TYPE_FIELDS = ("title", "content", "question", "answer", "url", "filename")
 SHOWN_FIELDS = {

@@ -11,12 +11,13 @@ from pathlib import PurePosixPath
 import requests
 from flask import current_app
 
-from .. import netguard
+from .. import formats, netguard
 from ..db import transaction
 from ..errors import NotFound, ValidationError
 from ..models import Training
 from ..models.base import utcnow
 from ..models.pagination import paginate
+from ..models.trainings import MAX_TITLE
 from . import agents, idempotency
 from .knowledge_text import decode_text, html_to_text, looks_binary
 
@@ -234,9 +235,18 @@ def _page_fields(response, title):
     return {
         "status": "ready",
         "failure_reason": None,
-        "title": title or page_title,
+        "title": title or _derived_title(page_title),
         "content": text.strip(),
     }
+
+
+def _derived_title(text):
+    """A title made from a page's title or a file's name. Nobody typed it,
+    so where a typed title would be refused it is made to fit instead: its
+    control characters (a tab in a file's name) become spaces and it is cut
+    to MAX_TITLE characters (code points, as the limit counts them; a str
+    is never cut inside one)."""
+    return formats.one_line(text)[:MAX_TITLE]
 
 
 def _media_type(response):
@@ -266,7 +276,7 @@ def read_document(upload, title=None):
     if not text.strip():
         raise ValidationError("file", "has no text")
     return {
-        "title": title or page_title or filename,
+        "title": title or _derived_title(page_title or filename),
         "content": text.strip(),
         "filename": filename[:255],
     }

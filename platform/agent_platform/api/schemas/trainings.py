@@ -1,7 +1,7 @@
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from ...models.trainings import STATUSES, TYPES
+from ...models.trainings import MAX_TITLE, STATUSES, TYPES
 from ..pagination import ListQuery
 from .common import HttpUrl, UtcDateTime
 from .rendered import RenderedSchema
@@ -57,7 +57,7 @@ class TrainingCreateSchema(ma.Schema):
     type = fields.String(
         required=True, validate=validate.OneOf(TYPES), metadata={"description": TYPE_DOC}
     )
-    title = _text(0, 500)
+    title = _text(0, MAX_TITLE)
     content = _text(1, 5_000_000)
     question = _text(1, 2000)
     answer = _text(1, 20000)
@@ -68,7 +68,7 @@ class TrainingUpdateSchema(ma.Schema):
     """The fields of the training's own type: text (title, content), qa (question,
     answer), url (url: fetched again, title), document (title)."""
 
-    title = _text(0, 500)
+    title = _text(0, MAX_TITLE)
     content = _text(1, 5_000_000)
     question = _text(1, 2000)
     answer = _text(1, 20000)
