@@ -71,6 +71,18 @@ def least_held(measure, most, tries=5):
     return run
 
 
+def waits_beside(served, send, times=3):
+    """The answers of `send()` made `times` in a row, and the waits of
+    /v1/me asked meanwhile by another client."""
+    answers = []
+    sending = threading.Thread(target=lambda: answers.extend(send() for _ in range(times)))
+    sending.start()
+    waits = []
+    while sending.is_alive():
+        waits.append(served.me())
+    return answers, waits
+
+
 @pytest.fixture
 def served(tmp_path, request):
     settings = getattr(request, "param", {})

@@ -9,7 +9,7 @@ import threading
 import pytest
 import requests
 
-from test_serving import least_held, served  # noqa: F401  (the fixture)
+from test_serving import least_held, served, waits_beside  # noqa: F401  (the fixture)
 
 LIMIT = 1_000_000
 SETTINGS = {"LIMITS_MAX_BODY_BYTES": LIMIT, "RATE_LIMIT_REQUESTS": 100_000}
@@ -92,18 +92,6 @@ def test_a_body_in_chunks_of_a_byte_does_not_hold_the_others(served):  # noqa: F
     assert (status, body["error"]["code"]) == (401, "MISSING_API_KEY")  # no key needed
     assert len(waits) > 2 and all(code == 200 and seconds < 0.5 for code, seconds in waits), waits
     sock.close()
-
-
-def waits_beside(served, send, times=3):  # noqa: F811
-    """The answers of `send()` made `times` in a row, and the waits of
-    /v1/me asked meanwhile by another client."""
-    answers = []
-    sending = threading.Thread(target=lambda: answers.extend(send() for _ in range(times)))
-    sending.start()
-    waits = []
-    while sending.is_alive():
-        waits.append(served.me())
-    return answers, waits
 
 
 @pytest.mark.parametrize("served", [{"RATE_LIMIT_REQUESTS": 100_000}], indirect=True)

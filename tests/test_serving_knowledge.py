@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from test_serving import children, least_held, served  # noqa: F401  (the fixture)
+from test_serving import children, least_held, served, waits_beside  # noqa: F401  (the fixture)
 from whatsapp_helpers import APP_SECRET, PHONE_NUMBER_ID, message, messages_payload, sign
 
 SETTINGS = {"RATE_LIMIT_REQUESTS": 100_000, "REPLIES_DEBOUNCE_SECONDS": 3600}
@@ -86,12 +86,8 @@ def read_beside_me(served, api, path, params, most):  # noqa: F811
 
 def read_once_beside_me(served, api, path, params):  # noqa: F811
     [worker] = children(served.master)
-    before, answers = reset_peak(worker), []
-    reading = threading.Thread(target=lambda: answers.append(api.get(path, params=params)))
-    reading.start()
-    waits = []
-    while reading.is_alive():
-        waits.append(served.me())
+    before = reset_peak(worker)
+    answers, waits = waits_beside(served, lambda: api.get(path, params=params), 1)
     return answers[0], waits, peak_megabytes_since_reset(worker) - before
 
 
@@ -115,16 +111,6 @@ def test_pages_of_long_texts_are_written_a_training_at_a_time(served):  # noqa: 
         assert all(code == 200 and seconds < 0.3 for code, seconds in waits), (route, waits)
         assert grown < 60, (route, grown)
     assert answer.json()["data"][0]["score"] > 0
-
-
-def waits_of(served, write):  # noqa: F811
-    """The answer of `write()` and the waits of /v1/me asked meanwhile."""
-    answers, waits = [], []
-    writing = threading.Thread(target=lambda: answers.append(write()))
-    writing.start()
-    while writing.is_alive():
-        waits.append(served.me())
-    return answers[0], waits
 
 
 @pytest.mark.parametrize("served", [SETTINGS], indirect=True)
@@ -153,11 +139,12 @@ def test_indexing_long_texts_does_not_hold_the_others(served):  # noqa: F811
         data=changed,
         headers={"Content-Type": "application/json"},
     )
-    answer, waits = least_held(lambda: waits_of(served, patch), 0.12)  # before: 0.15-0.16 s
-    assert answer.status_code == 200, answer.text
+    answers, waits = least_held(lambda: waits_beside(served, patch, 1), 0.12)  # before: 0.15-0.16 s
+    assert answers[0].status_code == 200, answers[0].text
     assert all(code == 200 and seconds < 0.12 for code, seconds in waits), ("PATCH", waits)
-    answer, waits = waits_of(served, lambda: api.delete(f"{served.base}/v1/agents/{agent}"))
-    assert answer.status_code == 204, answer.text
+    delete = lambda: api.delete(f"{served.base}/v1/agents/{agent}")  # noqa: E731
+    answers, waits = waits_beside(served, delete, 1)
+    assert answers[0].status_code == 204, answers[0].text
     assert all(code == 200 and seconds < 0.1 for code, seconds in waits), ("DELETE", waits)
     listed = api.get(f"{served.base}/v1/trainings/{made[1]}")
     assert listed.status_code == 404  # the agent's trainings went with it

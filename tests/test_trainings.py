@@ -1,6 +1,5 @@
 import io
 import json
-import threading
 import time
 
 import pytest
@@ -13,7 +12,7 @@ from agent_platform.services.knowledge_text import FEED_CHARS, html_to_text
 from conftest import ON_POSTGRESQL, assert_error
 from conversations_helpers import data
 from loopback import QuietHandler, serving
-from test_serving import least_held, served  # noqa: F401  (the fixture)
+from test_serving import least_held, served, waits_beside  # noqa: F401  (the fixture)
 
 MISSING_ID = "6f1c4b9e-8a47-4a1e-9f0e-3e2b1c0d9a88"
 PAGE = b"""<!doctype html><html><head><title>Returns &amp; refunds</title>
@@ -715,16 +714,7 @@ def test_a_large_html_document_does_not_hold_the_other_requests(served):  # noqa
     files = {"file": ("page.html", document)}
     upload = requests.Request("POST", path, headers, files, {"type": "document"}).prepare()
 
-    def measure():
-        answers, waits = [], []
-        uploading = threading.Thread(
-            target=lambda: answers.append(requests.Session().send(upload, timeout=30))
-        )
-        uploading.start()
-        while uploading.is_alive():
-            waits.append(served.me())
-        return answers[0], waits
-
-    answer, waits = least_held(measure, 0.5)
-    assert answer.status_code == 201, answer.text
+    send = lambda: requests.Session().send(upload, timeout=30)  # noqa: E731
+    answers, waits = least_held(lambda: waits_beside(served, send, 1), 0.5)
+    assert answers[0].status_code == 201, answers[0].text
     assert len(waits) > 5 and all(code == 200 and seconds < 0.5 for code, seconds in waits), waits

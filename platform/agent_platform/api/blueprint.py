@@ -116,8 +116,12 @@ _INTEGER_TEXT = re.compile(r"-?[0-9]+")
 def _refuse_repeats(args, schema_class):
     """A parameter of one value given twice is refused, as an unknown one is
     (by marshmallow): taking the first would silently ignore the other."""
-    given = {name: len(args.getlist(name)) for name in _single_valued(schema_class)}
-    repeated = {name: [f"Give one value, not {n}."] for name, n in given.items() if n > 1}
+    single = _single_valued(schema_class)
+    repeated = {
+        name: [f"Give one value, not {len(values)}."]
+        for name, values in args.lists()
+        if len(values) > 1 and name in single
+    }
     if repeated:
         raise ma.ValidationError(repeated)
 
@@ -256,7 +260,7 @@ def _single_valued(schema_class):
     """The query names of a schema's parameters that take one value."""
     declared = schema_class._declared_fields.items()
     multiple = fields.List | fields.Tuple
-    return [field.data_key or name for name, field in declared if not isinstance(field, multiple)]
+    return {field.data_key or name for name, field in declared if not isinstance(field, multiple)}
 
 
 @cache
