@@ -170,9 +170,9 @@ def test_a_mail_of_huge_headers_and_a_codec_of_domain_names_is_stored_in_a_momen
         b"Content-Type: text/plain; charset=punycode\r\n\r\n" + b"xn--a-" + b"a" * 400_000
     )
     deliver(dovecot, mailbox, raw)
-    started = time.monotonic()
+    started = time.thread_time()  # this thread's CPU: a loaded machine's waits do not count
     assert poll(channel["id"]) == 1
-    assert time.monotonic() - started < 5
+    assert time.thread_time() - started < 5
     [message] = stored()
     assert message.text == ("xn--a-" + "a" * 400_000)[:MAX_TEXT_CHARS]
     assert message.metadata["email"]["subject"] == ("oi " * 333)[:998].rstrip()
