@@ -6,6 +6,7 @@ import hashlib
 import hmac
 import secrets
 import socket
+import tracemalloc
 from datetime import timedelta
 
 import gunicorn.config
@@ -397,6 +398,24 @@ def test_opening_a_stream_counts_against_the_limits(client, site):
     assert opened == {200}  # each closed at once, so the cap of 3 open streams holds
     limited = open_stream(client, site["id"], visitor.token)
     assert_error(limited, 429, "RATE_LIMIT_EXCEEDED", "visitor")
+
+
+def test_made_up_tokens_of_kilobytes_are_counted_in_little_memory(app, client, site):
+    # Each request is counted per visitor token before the token is checked:
+    # kept as itself, a window of an 8,000-character token held that much.
+    app.config["SERVER_PROXY_HOPS"] = 1
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for number in range(1_000):
+            token = secrets.token_urlsafe(6_000)
+            forwarded = {"X-Forwarded-For": f"10.{number // 250}.{number % 250}.1"}
+            visitor = Visitor(client, site["id"], token=token, headers=forwarded)
+            assert visitor.call("GET", "messages").status_code == 401
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 3_000_000, held  # 8 MB of tokens and more, kept as themselves
 
 
 def test_requests_are_limited_per_client_address(client, site):

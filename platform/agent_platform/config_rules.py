@@ -152,6 +152,7 @@ _BY_KEY = {
     "CREDITS_PER_1K_TOKENS": _at_least(0),
     "WIDGET_MESSAGE_MAX_CHARS": _at_least(1),
     "WIDGET_STREAMS_PER_VISITOR": _at_least(0),
+    "WIDGET_STREAMS_PER_ADDRESS": _at_least(1),
     "INBOX_STREAMS_PER_USER": _at_least(0),
     "SERVER_PROXY_HOPS": _at_least(0),
     "SERVER_MAX_CONNECTIONS": _at_least(1),

@@ -7,7 +7,9 @@ is the widget's own protocol rather than part of the REST API for
 integrators, so it is a plain Flask blueprint left out of the OpenAPI
 document; docs/channels/website.md describes it."""
 
+import hashlib
 import json
+from functools import partial
 from typing import NamedTuple
 
 from flask import Blueprint, Response, current_app, g, jsonify, request
@@ -129,7 +131,8 @@ def events(channel_id):
     config, args = current_app.config, request.args
     resumed = request.headers.get("Last-Event-ID")
     since, seen = push.cursor(resumed, args.get("since"), args.get("seen"))
-    slot = push.open_slot(g.widget_channel, g.visitor, config["WIDGET_STREAMS_PER_VISITOR"])
+    address = client_address(config, request)
+    slot = push.open_slot(g.widget_channel, g.visitor, address, config)
     changes = push.follow(
         g.widget_channel,
         g.visitor,
@@ -236,7 +239,8 @@ def _count(app, req, token):
 
 def _limit(app, address, token):
     per_address, per_visitor, _ = _limiters(app)
-    for limiter, key, who in ((per_address, address, "address"), (per_visitor, token, "visitor")):
+    visitor = None if token is None else _token_key(token)
+    for limiter, key, who in ((per_address, address, "address"), (per_visitor, visitor, "visitor")):
         if key is None:
             continue
         decision = limiter.hit(key)
@@ -246,6 +250,13 @@ def _limit(app, address, token):
                 "seconds.",
                 headers={"Retry-After": str(decision.retry_after)},
             )
+
+
+def _token_key(token):
+    """The per-visitor window's key: the token's digest. It is counted
+    before it is checked, and a made-up token of kilobytes kept as itself
+    held that much for a minute (41 MB for 4,800 of them)."""
+    return hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _limit_new_visitor(app, req):
@@ -271,7 +282,9 @@ def _limiters(app):
     limiters = app.extensions.get("widget_limiters")
     if limiters is None:
         config = app.config
-        per_minute = rate_limits.limiter
+        # Addresses and tokens are the client's to make up: the windows kept
+        # are bounded in number too (the least recently seen forgotten).
+        per_minute = partial(rate_limits.limiter, max_keys=rate_limits.ADDRESSES_COUNTED)
         limiters = app.extensions["widget_limiters"] = _Limiters(
             per_minute("widget.address", config["WIDGET_ADDRESS_REQUESTS_PER_MINUTE"], 60),
             per_minute("widget.visitor", config["WIDGET_VISITOR_REQUESTS_PER_MINUTE"], 60),

@@ -11,46 +11,24 @@ seconds (the browser reconnects, and its session is checked again), and at
 once when the server stops (live.close_all). A person may hold a few open
 at once (tabs); past the cap the page polls instead."""
 
-import threading
 import time
 
 from ..db import database
-from ..errors import RateLimited
-from ..events import live
+from ..events import live, stream_slots
+from ..events.stream_slots import Cap
 from . import conversations
 
-_open = {}  # user id: streams open in this process
-_open_lock = threading.Lock()
 
-
-class Slot:
-    """One of the user's open streams, counted until released."""
-
-    def __init__(self, user_id):
-        self.user_id = user_id
-        self._released = False
-
-    def release(self):
-        with _open_lock:
-            if not self._released:
-                self._released = True
-                _open[self.user_id] -= 1
-                if not _open[self.user_id]:
-                    del _open[self.user_id]
-
-
-def open_slot(user_id, per_user):
-    """Count a new stream of the user, or refuse it (429) past `per_user`."""
-    with _open_lock:
-        if _open.get(user_id, 0) >= per_user:
-            raise RateLimited(
-                f"You have {per_user} live inbox pages open already; this one checks every "
-                "few seconds instead.",
-                code="TOO_MANY_STREAMS",
-                headers={"Retry-After": "60"},
-            )
-        _open[user_id] = _open.get(user_id, 0) + 1
-    return Slot(user_id)
+def open_slot(user_id, per_user, config):
+    """Count a new stream of the user, or refuse it (429) past `per_user`,
+    or past the server's share for all streams (stream_slots)."""
+    mine = Cap(
+        ("inbox user", user_id),
+        per_user,
+        f"You have {per_user} live inbox pages open already; this one checks every "
+        "few seconds instead.",
+    )
+    return stream_slots.open_slot(mine, stream_slots.all_streams(config))
 
 
 def conversation_filter(workspace_id, conversation_id):

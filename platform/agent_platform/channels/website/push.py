@@ -20,20 +20,18 @@ ends at once (events.live.close_all), and the browser reconnects to the
 next one with its Last-Event-ID.
 """
 
-import threading
 import time
 from datetime import datetime
 from functools import lru_cache, partial
 
 from ...db import database
-from ...errors import RateLimited, ValidationError
-from ...events import live
+from ...errors import ValidationError
+from ...events import live, stream_slots
+from ...events.stream_slots import Cap
 from . import visitors
 
 # The event a visitor's first message makes, which gives them a contact.
 FIRST_MESSAGE = "conversation.created"
-_open = {}  # (channel id, visitor key): streams open in this process
-_open_lock = threading.Lock()
 
 
 def cursor(last_event_id, since, seen):
@@ -55,35 +53,28 @@ def event_id(changed):
     return f"{changed['tag']}/{changed['since'] or ''}"
 
 
-class Slot:
-    """One of the visitor's open streams, counted until released."""
-
-    def __init__(self, key):
-        self.key = key
-        self._released = False
-
-    def release(self):
-        with _open_lock:
-            if not self._released:
-                self._released = True
-                _open[self.key] -= 1
-                if not _open[self.key]:
-                    del _open[self.key]
-
-
-def open_slot(channel, visitor, per_visitor):
-    """Count a new stream of the visitor, or refuse it (429) past `per_visitor`
-    open in this process (tabs of one visitor; past the cap a widget polls)."""
-    key = (channel.id, visitor.key)
-    with _open_lock:
-        if _open.get(key, 0) >= per_visitor:
-            raise RateLimited(
-                f"This visitor has {per_visitor} streams open already; poll instead.",
-                code="TOO_MANY_STREAMS",
-                headers={"Retry-After": "60"},
-            )
-        _open[key] = _open.get(key, 0) + 1
-    return Slot(key)
+def open_slot(channel, visitor, address, config):
+    """Count a new stream of the visitor, or refuse it (429) past its caps:
+    `widget.streams_per_visitor` (tabs of one visitor), and
+    `widget.streams_per_address` (anyone can make up visitors), and the
+    server's share for all streams (stream_slots). Past them a widget polls."""
+    per_visitor, per_address = (
+        config["WIDGET_STREAMS_PER_VISITOR"],
+        config["WIDGET_STREAMS_PER_ADDRESS"],
+    )
+    return stream_slots.open_slot(
+        Cap(
+            ("visitor", channel.id, visitor.key),
+            per_visitor,
+            f"This visitor has {per_visitor} streams open already; poll instead.",
+        ),
+        Cap(
+            ("address", address),
+            per_address,
+            f"This address has {per_address} widget streams open already; poll instead.",
+        ),
+        stream_slots.all_streams(config),
+    )
 
 
 def follow(channel, visitor, since, seen, heartbeat, lifetime, clock=time.monotonic):
