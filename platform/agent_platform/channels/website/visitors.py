@@ -185,15 +185,17 @@ def changes(channel, visitor, since=None, seen=None, now=None):
     should ask again. Replies the visitor now receives become `delivered`
     (message.delivered)."""
     since = _parsed_since(since)
-    rows = _visible(channel, visitor, since)
+    rows, more = _visible(channel, visitor, since)
     poll_after = _poll_after(rows, now)
-    if seen is not None and _tag(rows) == seen:
+    if seen is not None and not more and _tag(rows) == seen:
         return None, poll_after
+    page_end = rows[-1].updated_at if more else None  # read before delivery moves it
     rows = [_delivered(channel, row, now) for row in rows]
+    cursor = page_end or _next_since_time(rows, since)
     changed = {
         "messages": [render(row, visitor) for row in rows],
-        "since": _next_since(rows, since),
-        "tag": _tag([row for row in rows if row.updated_at > _next_since_time(rows, since)]),
+        "since": None if cursor == datetime.min else cursor.isoformat(),
+        "tag": _tag([row for row in rows if row.updated_at > cursor]),
     }
     return changed, poll_after
 
@@ -202,8 +204,8 @@ def unchanged(channel, visitor, since, seen):
     """The seconds until the widget should ask again when `changes` would
     answer None, else None: found without writing anything (the fast path
     of api.widget asks before Flask does)."""
-    rows = _visible(channel, visitor, _parsed_since(since))
-    return _poll_after(rows) if _tag(rows) == seen else None
+    rows, more = _visible(channel, visitor, _parsed_since(since))
+    return _poll_after(rows) if not more and _tag(rows) == seen else None
 
 
 def mark_read(channel, visitor, message_id, now=None):
@@ -255,8 +257,28 @@ def _buttons(message):
 
 
 def _visible(channel, visitor, since):
+    """A page of what changed after `since`, and whether more follows: then
+    the widget cannot have seen all of it, whatever its tag says (the tag
+    is of one page at most, read when nothing followed it)."""
     conversation = _conversation(channel, visitor)
-    return [] if conversation is None else Message.visible_since(conversation.id, since, PAGE)
+    return ([], False) if conversation is None else _page(conversation.id, since)
+
+
+def _page(conversation_id, since):
+    """The PAGE rows changed first after `since` (with any more changed at
+    the last one's moment), and whether rows follow them. A page never
+    splits a moment, so a cursor on its last moment leaves nothing out: a
+    time is all the cursor has. One row more than the page is read to know
+    whether any follow (more, only while those read share that moment)."""
+    limit = PAGE + 1
+    rows = Message.visible_since(conversation_id, since, limit)
+    while len(rows) == limit and rows[-1].updated_at == rows[PAGE - 1].updated_at:
+        limit *= 2
+        rows = Message.visible_since(conversation_id, since, limit)
+    if len(rows) <= PAGE:
+        return rows, False
+    page = [row for row in rows if row.updated_at <= rows[PAGE - 1].updated_at]
+    return page, len(rows) > len(page)
 
 
 def _poll_after(rows, now=None):
@@ -281,15 +303,15 @@ def _delivered(channel, message, now):
 
 
 def _next_since_time(rows, since):
-    """The next poll reads from LAG before the newest change seen."""
-    if not rows:
-        return since or datetime.min
-    return max(since or datetime.min, max(row.updated_at for row in rows) - LAG)
-
-
-def _next_since(rows, since):
-    moment = _next_since_time(rows, since)
-    return None if moment == datetime.min else moment.isoformat()
+    """The next poll reads from LAG before the newest change seen. (After a
+    page with more behind it, `changes` reads on from the page's last
+    moment instead: stepping back LAG read the same page again whenever all
+    of it changed within LAG, and the widget never got past it. A reply
+    committing late with a time behind that moment is then missed: the
+    price of a burst of more than a page, against losing all after it.)"""
+    newest = max((row.updated_at for row in rows), default=None)
+    start = since or datetime.min
+    return start if newest is None else max(start, newest - LAG)
 
 
 def _parsed_since(since):
