@@ -7,8 +7,9 @@ poll answered 204: the newer messages never came."""
 
 import pytest
 
+from agent_platform.channels.website import push, visitors
 from agent_platform.channels.website.visitors import PAGE
-from agent_platform.models import Message
+from agent_platform.models import Channel, Message
 from agent_platform.models.base import utcnow
 from conversations_helpers import data, make_channel
 
@@ -114,3 +115,19 @@ def test_more_than_a_page_changed_at_one_moment_all_arrive(client, caller, site)
     widget.poll_until_quiet()
     assert list(widget.shown.values()) == texts(0, PAGE + 35)
     assert widget.received[-5:] == texts(PAGE + 30, PAGE + 35)
+
+
+def test_a_stream_sends_what_follows_a_full_page_at_once(app, client, site):
+    # The stream reads again when something changes: the rest of a burst
+    # waited for the next change, or for the stream's end.
+    widget = Widget(client, site["id"])
+    widget.say(PAGE + 70)
+    sent = []
+    with app.app_context():
+        channel = Channel.get_by_id(site["id"])
+        visitor = visitors.visitor(channel, widget.token)
+        for changed in push.follow(channel, visitor, None, None, heartbeat=0.1, lifetime=1):
+            if changed is None:
+                break  # the first heartbeat: nothing more was ready to send
+            sent += [message["text"] for message in changed["messages"]]
+    assert sent == texts(0, PAGE + 70)

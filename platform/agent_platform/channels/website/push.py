@@ -82,26 +82,34 @@ def follow(channel, visitor, since, seen, heartbeat, lifetime, clock=time.monoto
     None as a heartbeat after `heartbeat` seconds without one, until
     `lifetime` seconds have passed."""
     deadline = clock() + lifetime
+    cursor = [since, seen]
     with _Watch(channel, visitor) as watch:
-        changed = _read(channel, visitor, since, seen)
-        if changed is not None:
-            since, seen = changed["since"], changed["tag"]
-            yield changed
+        yield from _news(channel, visitor, cursor)
         quiet_until = clock() + heartbeat
         while (now := clock()) < deadline:
             news = watch.next(min(quiet_until, deadline) - now)
             if news == live.CLOSED:
                 return
-            if not news:
-                if clock() >= quiet_until:
-                    quiet_until = clock() + heartbeat
-                    yield None
-                continue
-            changed = _read(channel, visitor, since, seen)
-            if changed is not None:
-                since, seen = changed["since"], changed["tag"]
+            if news and (yield from _news(channel, visitor, cursor)):
                 quiet_until = clock() + heartbeat
-                yield changed
+            elif clock() >= quiet_until:
+                quiet_until = clock() + heartbeat
+                yield None
+
+
+def _news(channel, visitor, cursor):
+    """Yield what changed after `cursor` ([since, seen], moved on as it is
+    sent), page after page while the pages come full: what follows a full
+    page is read at once, not at the next change. Returns how many were sent."""
+    sent = 0
+    while (changed := _read(channel, visitor, *cursor)) is not None:
+        moved = [changed["since"], changed["tag"]] != cursor
+        cursor[:] = changed["since"], changed["tag"]
+        sent += 1
+        yield changed
+        if len(changed["messages"]) < visitors.PAGE or not moved:
+            break  # all of it sent; or a page that did not move the cursor on
+    return sent
 
 
 def _read(channel, visitor, since, seen):
