@@ -15,6 +15,12 @@ from agent_platform.addresses import limited_as
         ("::1", "::/64"),
         ("::ffff:192.0.2.7", "192.0.2.7"),  # a dual-stack socket's IPv4 client
         ("", ""),
+        # A proxy that writes the client's port too: still one client.
+        ("192.0.2.7:5555", "192.0.2.7"),
+        ("[2001:db8:1:2::1]:443", "2001:db8:1:2::/64"),
+        ("[2001:db8:1:2::1]", "2001:db8:1:2::/64"),
+        ("[::ffff:192.0.2.7]:80", "192.0.2.7"),
+        ("192.0.2.7:port", "192.0.2.7:port"),
         ("unix:/run/agent-platform.sock", "unix:/run/agent-platform.sock"),
         ("not an address", "not an address"),
     ],
