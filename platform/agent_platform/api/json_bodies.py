@@ -26,8 +26,9 @@ def read_json(body):
     """The JSON document in `body` (bytes), read with jsonbody's limits,
     at most MAX_MEMBERS members in an object or an array and
     MAX_MEMBERS_IN_ALL in all (ValidationError naming what passes them);
-    ValueError when it is not JSON. Flask's own reader meets a document nested thousands deep with a
-    RecursionError, and loads a lone surrogate escape no database stores."""
+    ValueError when it is not JSON. Flask's own reader meets a document
+    nested thousands deep with a RecursionError, and loads a lone surrogate
+    escape no database stores."""
     try:
         return jsonbody.loads(body, MAX_MEMBERS, MAX_MEMBERS_IN_ALL)
     except jsonbody.BodyError as error:

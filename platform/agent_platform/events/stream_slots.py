@@ -28,13 +28,9 @@ class Cap(NamedTuple):
     refusal: str  # the 429's message when it is full
 
 
-def streams_in_all(config):
-    """The most streams of every kind the server holds open at once."""
-    return max(1, int(config["SERVER_MAX_CONNECTIONS"] * STREAMS_SHARE))
-
-
 def all_streams(config):
-    most = streams_in_all(config)
+    """The cap on streams of every kind the server holds open at once."""
+    most = max(1, int(config["SERVER_MAX_CONNECTIONS"] * STREAMS_SHARE))
     return Cap(ALL, most, f"The server holds {most} push streams already; poll instead.")
 
 

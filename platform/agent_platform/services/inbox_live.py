@@ -19,9 +19,11 @@ from ..events.stream_slots import Cap
 from . import conversations
 
 
-def open_slot(user_id, per_user, config):
-    """Count a new stream of the user, or refuse it (429) past `per_user`,
-    or past the server's share for all streams (stream_slots)."""
+def open_slot(user_id, config):
+    """Count a new stream of the user, or refuse it (429) past
+    `inbox.streams_per_user`, or past the server's share for all streams
+    (stream_slots)."""
+    per_user = config["INBOX_STREAMS_PER_USER"]
     mine = Cap(
         ("inbox user", user_id),
         per_user,

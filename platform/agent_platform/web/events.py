@@ -23,7 +23,7 @@ def events():
     workspace_id, user_id = user.workspace_id, user.id
     wanted = request.args.get("conversation") or None
     followed = inbox_live.conversation_filter(workspace_id, wanted)
-    slot = inbox_live.open_slot(user_id, config["INBOX_STREAMS_PER_USER"], config)
+    slot = inbox_live.open_slot(user_id, config)
     end_request()  # the session's lookup is done: no connection held while streaming
     changes = inbox_live.follow(
         workspace_id,

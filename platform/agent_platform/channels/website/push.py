@@ -58,10 +58,8 @@ def open_slot(channel, visitor, address, config):
     `widget.streams_per_visitor` (tabs of one visitor), and
     `widget.streams_per_address` (anyone can make up visitors), and the
     server's share for all streams (stream_slots). Past them a widget polls."""
-    per_visitor, per_address = (
-        config["WIDGET_STREAMS_PER_VISITOR"],
-        config["WIDGET_STREAMS_PER_ADDRESS"],
-    )
+    per_visitor = config["WIDGET_STREAMS_PER_VISITOR"]
+    per_address = config["WIDGET_STREAMS_PER_ADDRESS"]
     return stream_slots.open_slot(
         Cap(
             ("visitor", channel.id, visitor.key),
