@@ -26,7 +26,7 @@ from .rate_limits import RateLimitWindow
 from .replies import ReplyJob, ReplyState
 from .routing import IdleAction, IdleActionRun, Intention, TransferRule
 from .telegram import TelegramUpdate
-from .tenancy import ApiKey, Company, RuntimeFlag, Workspace
+from .tenancy import ApiKey, Company, KeysVersion, RuntimeFlag, Workspace
 from .trainings import Training
 from .users import SignInFailure, SignInLink, User, UserSession
 from .webhooks import Delivery, DeliveryAttempt, Webhook
@@ -35,6 +35,7 @@ ALL_MODELS = [
     Company,
     Workspace,
     ApiKey,
+    KeysVersion,
     RuntimeFlag,
     RowCount,
     CustomField,

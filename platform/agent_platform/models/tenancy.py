@@ -3,12 +3,13 @@
 import json
 from functools import lru_cache
 
-from peewee import SQL, BooleanField, CharField, ForeignKeyField
+from peewee import SQL, BooleanField, CharField, ForeignKeyField, IntegerField
 
 from .. import storage
 from ..db import database
 from .base import BaseModel, JSONField, TimestampedModel, UtcDateTimeField, utcnow
-from .fastsql import execute, fetch_one_apart, from_rows
+from .dialect import engine
+from .fastsql import execute, fetch_one_apart, from_rows, read_apart
 
 
 class Company(TimestampedModel):
@@ -101,8 +102,11 @@ class ApiKey(TimestampedModel):
     def by_lookup_id(cls, lookup_id):
         """The key with this lookup id. Every request runs this: plain SQL
         spares peewee's query building and row loading, and the read apart
-        the pool's checkout (fastsql.fetch_one_apart)."""
-        return fetch_one_apart(cls, 'SELECT * FROM "api_key" WHERE "lookup_id" = ?', lookup_id)
+        the pool's checkout (fastsql.fetch_one_apart). On SQLite outside a
+        transaction, a key read once is kept (KEPT_KEYS)."""
+        if engine.postgresql or database.connection_in_transaction():
+            return fetch_one_apart(cls, 'SELECT * FROM "api_key" WHERE "lookup_id" = ?', lookup_id)
+        return KEPT_KEYS.get(lookup_id)
 
     @classmethod
     def counted_by_lookup_id(cls, lookup_id, key_hash, window):
@@ -184,6 +188,63 @@ class ApiKey(TimestampedModel):
                 raise
             return
         self.last_used_at = now
+
+
+class KeysVersion(BaseModel):
+    """One row, whose version every change of an API key moves forward (the
+    triggers of migration 0030, on SQLite): while it stands, a key read
+    before is still what the database holds. PostgreSQL has the table but
+    no triggers: it reads a key with its rate-limit hit in one statement
+    (counted_by_lookup_id) and keeps none."""
+
+    id = IntegerField(primary_key=True)
+    version = IntegerField()
+
+    class Meta:
+        table_name = "keys_version"
+
+
+class KeptKeys:
+    """SQLite's keys as requests named them, each with the keys' version it
+    was read at. Reading the version is one statement on a one-row table;
+    reading and loading the key was four times that, amid a request. A key
+    revoked, changed or deleted by any process moves the version, so the
+    next request reads it anew: no revocation waits. At most `most` keys
+    are kept (past that, all are forgotten at once: a miss costs a read)."""
+
+    _VERSION = 'SELECT "version" FROM "keys_version"'
+    # The version and the key in one statement: one snapshot, so the key
+    # kept is never older than the version it is kept with.
+    _VERSION_AND_KEY = (
+        'SELECT v."version", k.* FROM "keys_version" AS v'
+        ' LEFT JOIN "api_key" AS k ON k."lookup_id" = ?'
+    )
+
+    def __init__(self, most):
+        self.most = most
+        self._kept = {}  # (database file, lookup id) -> (version, columns, row)
+
+    def get(self, lookup_id):
+        """The key with this lookup id, or None. Outside a transaction only."""
+        place = (database.database, lookup_id)
+        kept = self._kept.get(place)
+        if kept is not None and kept[0] == read_apart(self._VERSION)[1][0][0]:
+            return from_rows(ApiKey, kept[1], [kept[2]])[0]
+        return self._read(place, lookup_id)
+
+    def _read(self, place, lookup_id):
+        description, rows = read_apart(self._VERSION_AND_KEY, lookup_id)
+        version, *row = rows[0]
+        if row[0] is None:
+            return None  # unknown ids are not kept: anyone can make them up
+        if len(self._kept) >= self.most:
+            self._kept.clear()
+        columns = tuple(column[0] for column in description[1:])
+        self._kept[place] = (version, columns, tuple(row))
+        return from_rows(ApiKey, columns, [row])[0]
+
+
+KEPT_KEYS = KeptKeys(most=10_000)
 
 
 class RuntimeFlag(BaseModel):
