@@ -9,6 +9,7 @@ none can move to PostgreSQL. Names refuse every control character already
 body is walked only when its text has the escape.
 """
 
+from ..bodies import has_body
 from ..errors import ValidationError
 from .json_bodies import json_or_none
 
@@ -20,6 +21,8 @@ def refuse_nul(req):
     value (or key) holding NUL."""
     if "%00" in req.environ.get("QUERY_STRING", ""):
         _check_pairs(req.args.items(multi=True))
+    if not has_body(req.environ):
+        return  # most GETs: no JSON, form or file to look into
     if req.is_json and b"\\u0000" in req.get_data(cache=True):
         # Read with jsonbody's limits: Flask's reader was a 500 here, before
         # any key or view, on a document nested thousands deep.

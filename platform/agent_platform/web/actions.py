@@ -145,7 +145,7 @@ def notice_for(conversation_id):
     return notice if notice.get("conversation_id") == conversation_id else None
 
 
-@blp.after_app_request  # whichever page included the action area
+@blp.after_request  # whichever page included the action area: all are the blueprint's
 def _forget_notice(response):
     conversation_id = request.environ.get(_READ_KEY)
     if conversation_id is not None:
