@@ -228,11 +228,12 @@ class KeptKeys:
         """The key with this lookup id, or None. Outside a transaction only."""
         place = (database.database, lookup_id)
         kept = self._kept.get(place)
-        if kept is not None and kept[0] == read_apart(self._VERSION)[1][0][0]:
-            return from_rows(ApiKey, kept[1], [kept[2]])[0]
-        return self._read(place, lookup_id)
+        if kept is None or kept[0] != read_apart(self._VERSION)[1][0][0]:
+            kept = self._read(place, lookup_id)
+        return None if kept is None else from_rows(ApiKey, kept[1], [kept[2]])[0]
 
     def _read(self, place, lookup_id):
+        """What is kept of the key now read, or None when there is no such key."""
         description, rows = read_apart(self._VERSION_AND_KEY, lookup_id)
         version, *row = rows[0]
         if row[0] is None:
@@ -240,8 +241,8 @@ class KeptKeys:
         if len(self._kept) >= self.most:
             self._kept.clear()
         columns = tuple(column[0] for column in description[1:])
-        self._kept[place] = (version, columns, tuple(row))
-        return from_rows(ApiKey, columns, [row])[0]
+        self._kept[place] = kept = (version, columns, tuple(row))
+        return kept
 
 
 KEPT_KEYS = KeptKeys(most=10_000)
