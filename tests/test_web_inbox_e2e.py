@@ -12,6 +12,7 @@ docs/img/inbox-conversation.png."""
 import time
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -83,7 +84,11 @@ def sign_in(browser, base, email):
 def click(browser, label):
     """Press a button of the action area; the page it leads to has loaded."""
     old = browser.find_element(By.TAG_NAME, "html")
-    browser.find_element(By.XPATH, f"//button[normalize-space()='{label}']").click()
+    # A live update may redraw the action area between finding the button
+    # and pressing it (the reply's delivery, say): then the new one is pressed.
+    WebDriverWait(browser, 10, ignored_exceptions=[StaleElementReferenceException]).until(
+        lambda b: b.find_element(By.XPATH, f"//button[normalize-space()='{label}']").click() or True
+    )
     WebDriverWait(browser, 10).until(lambda b: _stale(old))
 
 
